@@ -1,0 +1,25 @@
+# Everything a fresh machine needs, behind two targets:
+#   make demo   a fuzz campaign on the embedded C kernel (legacy revision), with a report
+#   make test   the test suite (builds the sanitized kernel first)
+VENV ?= .venv
+PY := $(VENV)/bin/python
+CONVCHECK := $(VENV)/bin/convcheck
+
+.PHONY: setup demo test
+
+setup: $(VENV)/.installed
+
+# torch 2.13.0 first and pinned: the package's own range admits it, and an unpinned
+# torch would pull a multi-GB CUDA build.
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[torch,fuzz,dev]'
+	touch $@
+
+demo: setup
+	$(CONVCHECK) explain --revision legacy
+
+test: setup
+	$(PY) -m pytest

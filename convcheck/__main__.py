@@ -1,0 +1,5 @@
+import sys
+
+from convcheck.cli import main
+
+sys.exit(main())

@@ -1,0 +1,230 @@
+"""A *case*: one call of ``convolution.out``, as a frozen value with a JSON form.
+
+The JSON form is the project's lingua franca (corpus, ``explain``, ``judge``, external
+tools); it may gain optional fields, never lose these::
+
+    {"input":  {"sizes": [1, 2, 2], "dim_order": [0, 1, 2], "dtype": "float32"},
+     "weight": {"sizes": [4, 2, 3], "dtype": "float32"},
+     "bias":   {"sizes": [4], "dtype": "float32"},          (or null)
+     "out":    {"sizes": [1, 4, 1], "dtype": "float32"},
+     "stride": [2], "padding": [0], "dilation": [1],
+     "transposed": false, "output_padding": [0], "groups": 1}
+
+A case only has to be a call the tensor library could *represent*: sizes in the 32-bit
+size type, a dim order that is a permutation, a known dtype, int64 arguments. Whether the
+kernel should accept it is for the judges to say.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import Any
+
+from convcheck.errors import InvalidCase
+from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN
+
+# Element sizes in bytes, in the order ExecuTorch's ScalarType lists them.
+DTYPE_SIZES = {
+    "uint8": 1,
+    "int8": 1,
+    "int16": 2,
+    "int32": 4,
+    "int64": 8,
+    "float16": 2,
+    "float32": 4,
+    "float64": 8,
+    "bool": 1,
+    "bfloat16": 2,
+}
+DTYPES = tuple(DTYPE_SIZES)
+# ExecuTorch's kTensorDimensionLimit: no tensor has more dims than this.
+MAX_RANK = 16
+MAX_SIZE = INT32_MAX
+
+
+def contiguous_order(rank: int) -> tuple[int, ...]:
+    return tuple(range(rank))
+
+
+def channels_last_order(rank: int) -> tuple[int, ...]:
+    """[0, 2, ..., rank-1, 1]: the channel dim moves innermost."""
+    if rank < 2:
+        return contiguous_order(rank)
+    return (0, *range(2, rank), 1)
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    sizes: tuple[int, ...]
+    dtype: str = "float32"
+    dim_order: tuple[int, ...] | None = None  # None: contiguous
+
+    @property
+    def rank(self) -> int:
+        return len(self.sizes)
+
+    @property
+    def order(self) -> tuple[int, ...]:
+        return self.dim_order if self.dim_order is not None else contiguous_order(self.rank)
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for s in self.sizes:
+            n *= s
+        return n
+
+    def to_json(self, with_order: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {"sizes": list(self.sizes)}
+        if with_order:
+            out["dim_order"] = list(self.order)
+        out["dtype"] = self.dtype
+        return out
+
+
+@dataclass(frozen=True)
+class Case:
+    input: TensorSpec
+    weight: TensorSpec
+    bias: TensorSpec | None
+    out: TensorSpec
+    stride: tuple[int, ...]
+    padding: tuple[int, ...]
+    dilation: tuple[int, ...]
+    transposed: bool
+    output_padding: tuple[int, ...]
+    groups: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "input": self.input.to_json(),
+            "weight": self.weight.to_json(),
+            "bias": None if self.bias is None else self.bias.to_json(with_order=False),
+            "out": self.out.to_json(),
+            "stride": list(self.stride),
+            "padding": list(self.padding),
+            "dilation": list(self.dilation),
+            "transposed": self.transposed,
+            "output_padding": list(self.output_padding),
+            "groups": self.groups,
+        }
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), sort_keys=False)
+
+    def replace(self, **changes: Any) -> Case:
+        return replace(self, **changes)
+
+    @classmethod
+    def from_json(cls, data: Any) -> Case:
+        """Build a case from decoded JSON; a malformed one raises ``InvalidCase``."""
+        obj = _expect_object(data, "case")
+        _reject_unknown(obj, "case", _CASE_FIELDS)
+        input_ = _tensor(_field(obj, "input", "case"), "input", ordered=True)
+        weight = _tensor(_field(obj, "weight", "case"), "weight", ordered=True)
+        bias = _field(obj, "bias", "case")
+        return cls(
+            input=input_,
+            weight=weight,
+            bias=None if bias is None else _tensor(bias, "bias", ordered=False),
+            out=_tensor(_field(obj, "out", "case"), "out", ordered=True),
+            stride=_int_list(obj, "stride"),
+            padding=_int_list(obj, "padding"),
+            dilation=_int_list(obj, "dilation"),
+            transposed=_bool(obj, "transposed"),
+            output_padding=_int_list(obj, "output_padding"),
+            groups=_int64(_field(obj, "groups", "case"), "groups"),
+        )
+
+    @classmethod
+    def loads(cls, text: str, source: str = "case") -> Case:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise InvalidCase(f"{source}: not JSON ({e.msg} at line {e.lineno})") from None
+        return cls.from_json(data)
+
+
+_CASE_FIELDS = (
+    "input",
+    "weight",
+    "bias",
+    "out",
+    "stride",
+    "padding",
+    "dilation",
+    "transposed",
+    "output_padding",
+    "groups",
+)
+
+
+def _expect_object(value: Any, where: str) -> dict:
+    if not isinstance(value, dict):
+        raise InvalidCase(f"{where}: expected a JSON object, got {value!r}")
+    return value
+
+
+def _reject_unknown(obj: dict, where: str, known: tuple[str, ...]) -> None:
+    for key in obj:
+        if key not in known:
+            raise InvalidCase(f"{where}.{key}: unknown field (known: {', '.join(known)})")
+
+
+def _field(obj: dict, name: str, where: str) -> Any:
+    if name not in obj:
+        raise InvalidCase(f"{where}.{name}: missing")
+    return obj[name]
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int64(value: Any, where: str) -> int:
+    if not _is_int(value) or not INT64_MIN <= value <= INT64_MAX:
+        raise InvalidCase(f"{where}: expected an int64, got {value!r}")
+    return value
+
+
+def _int_list(obj: dict, name: str) -> tuple[int, ...]:
+    value = _field(obj, name, "case")
+    if not isinstance(value, list):
+        raise InvalidCase(f"{name}: expected a list of int64, got {value!r}")
+    return tuple(_int64(v, f"{name}[{i}]") for i, v in enumerate(value))
+
+
+def _bool(obj: dict, name: str) -> bool:
+    value = _field(obj, name, "case")
+    if not isinstance(value, bool):
+        raise InvalidCase(f"{name}: expected true or false, got {value!r}")
+    return value
+
+
+def _tensor(value: Any, name: str, ordered: bool) -> TensorSpec:
+    obj = _expect_object(value, name)
+    _reject_unknown(obj, name, ("sizes", "dim_order", "dtype"))
+    sizes = _field(obj, "sizes", name)
+    if not isinstance(sizes, list) or len(sizes) > MAX_RANK:
+        raise InvalidCase(f"{name}.sizes: expected a list of at most {MAX_RANK} sizes, got {sizes!r}")
+    for i, s in enumerate(sizes):
+        if not _is_int(s) or not 0 <= s <= MAX_SIZE:
+            raise InvalidCase(f"{name}.sizes[{i}]: expected an integer in 0..{MAX_SIZE}, got {s!r}")
+    dtype = _field(obj, "dtype", name)
+    if dtype not in DTYPE_SIZES:
+        raise InvalidCase(f"{name}.dtype: unknown dtype {dtype!r} (known: {', '.join(DTYPES)})")
+    order = obj.get("dim_order")
+    if order is not None:
+        if not ordered:
+            raise InvalidCase(f"{name}.dim_order: a {name} has no dim order")
+        if (
+            not isinstance(order, list)
+            or not all(_is_int(d) for d in order)
+            or sorted(order) != list(range(len(sizes)))
+        ):
+            raise InvalidCase(
+                f"{name}.dim_order: expected a permutation of 0..{len(sizes) - 1}, got {order!r}"
+            )
+        order = tuple(order)
+    return TensorSpec(tuple(sizes), dtype, order)

@@ -1,0 +1,242 @@
+"""C integer arithmetic as values: the wrapped result and the undefined behaviour apart.
+
+Every operation the model performs on a C value goes through an ``Arith``. It returns
+what the C expression yields and records, with the operation's *site* (a stable name
+such as ``bias_len.groups_mul``), what a sanitizer or a careful reader would flag:
+
+* undefined behaviour (``UbEvent``): signed overflow, division or remainder by zero,
+  ``INT64_MIN / -1``, a call through a null function pointer;
+* implementation-defined conversions that change the value (``NarrowEvent``): int64 to
+  int32, uint64 to int64.
+
+Two arithmetics share the interface. ``Wrapping`` is C on a two's complement machine
+(what gcc and clang do when nothing traps). ``Exact`` computes with unbounded integers:
+running the same model code under both shows what the code *means* and where the
+machine changed the answer. Width and signedness are in every name: ``mul_i64`` is not
+``mul_u64``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+INT32_MIN = -(2**31)
+INT32_MAX = 2**31 - 1
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+UINT64_MAX = 2**64 - 1
+
+# The kinds of undefined behaviour, named as UBSan and ASan name them.
+SIGNED_OVERFLOW = "signed-integer-overflow"
+DIVISION_BY_ZERO = "division-by-zero"
+NULL_CALL = "null-function-call"
+HEAP_OVERREAD = "heap-buffer-overflow READ"
+
+
+@dataclass(frozen=True)
+class UbEvent:
+    site: str
+    kind: str
+    operands: tuple[int, ...]
+    step: int  # index of the model step (C function) that was running
+
+    def describe(self) -> str:
+        return f"{self.kind} at {self.site} {list(self.operands)}"
+
+
+@dataclass(frozen=True)
+class NarrowEvent:
+    site: str
+    conversion: str  # "i64->i32" or "u64->i64"
+    value: int
+    result: int
+    step: int
+
+    def describe(self) -> str:
+        return f"{self.conversion} at {self.site}: {self.value} became {self.result}"
+
+
+@dataclass(frozen=True)
+class Op:
+    """One traced arithmetic step: ``explain`` prints these."""
+
+    site: str
+    text: str
+    result: int
+    flag: str  # "" or "UB: <kind>" or "narrowed" or "wrapped"
+
+
+def _wrap(value: int, bits: int) -> int:
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if value >> (bits - 1) else value
+
+
+def _wrap_unsigned(value: int, bits: int) -> int:
+    return value & ((1 << bits) - 1)
+
+
+def _trunc_div(a: int, b: int) -> int:
+    """C's ``/``: the quotient rounded toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _trunc_rem(a: int, b: int) -> int:
+    """C's ``%``: the remainder has the sign of the dividend."""
+    return a - b * _trunc_div(a, b)
+
+
+class Arith:
+    """Records events and a trace; subclasses decide what a result is."""
+
+    exact = False
+
+    def __init__(self) -> None:
+        self.ub: list[UbEvent] = []
+        self.narrowing: list[NarrowEvent] = []
+        self.trace: list[Op] = []
+        self.step_index = -1
+
+    def begin_step(self) -> None:
+        self.step_index += 1
+
+    # -- recording -----------------------------------------------------------------
+    def _ub(self, site: str, kind: str, *operands: int) -> None:
+        self.ub.append(UbEvent(site, kind, operands, self.step_index))
+
+    def _op(self, site: str, text: str, result: int, flag: str = "") -> int:
+        self.trace.append(Op(site, text, result, flag))
+        return result
+
+    def _signed(self, site, text, exact_value, bits, *operands):
+        low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        if low <= exact_value <= high:
+            return self._op(site, text, exact_value)
+        self._ub(site, SIGNED_OVERFLOW, *operands)
+        result = exact_value if self.exact else _wrap(exact_value, bits)
+        return self._op(site, text, result, f"UB: {SIGNED_OVERFLOW}")
+
+    def _unsigned(self, site, text, exact_value):
+        if self.exact or 0 <= exact_value <= UINT64_MAX:
+            return self._op(site, text, exact_value)
+        return self._op(site, text, _wrap_unsigned(exact_value, 64), "wrapped")
+
+    def _divide(self, site, text, a, b, bits, rem):
+        """C's ``/`` and ``%``; ``bits`` is 0 for unsigned operands (no INT_MIN / -1)."""
+        low = -(1 << (bits - 1)) if bits else None
+        if b == 0:
+            self._ub(site, DIVISION_BY_ZERO, a, b)
+            # C gives no value; the model must go on to see what follows.
+            return self._op(site, text, 0, f"UB: {DIVISION_BY_ZERO}")
+        if a == low and b == -1 and not self.exact:
+            self._ub(site, SIGNED_OVERFLOW, a, b)
+            return self._op(site, text, 0 if rem else low, f"UB: {SIGNED_OVERFLOW}")
+        value = _trunc_rem(a, b) if rem else _trunc_div(a, b)
+        return self._op(site, text, value)
+
+    # -- signed: int32_t and int64_t ----------------------------------------------
+    def add_i64(self, a: int, b: int, site: str) -> int:
+        return self._signed(site, f"{a} + {b}", a + b, 64, a, b)
+
+    def sub_i64(self, a: int, b: int, site: str) -> int:
+        return self._signed(site, f"{a} - {b}", a - b, 64, a, b)
+
+    def mul_i64(self, a: int, b: int, site: str) -> int:
+        return self._signed(site, f"{a} * {b}", a * b, 64, a, b)
+
+    def neg_i64(self, a: int, site: str) -> int:
+        return self._signed(site, f"-{a}", -a, 64, a)
+
+    def div_i64(self, a: int, b: int, site: str) -> int:
+        return self._divide(site, f"{a} / {b}", a, b, 64, rem=False)
+
+    def rem_i64(self, a: int, b: int, site: str) -> int:
+        return self._divide(site, f"{a} % {b}", a, b, 64, rem=True)
+
+    def add_i32(self, a: int, b: int, site: str) -> int:
+        return self._signed(site, f"{a} + {b}", a + b, 32, a, b)
+
+    def sub_i32(self, a: int, b: int, site: str) -> int:
+        return self._signed(site, f"{a} - {b}", a - b, 32, a, b)
+
+    def mul_i32(self, a: int, b: int, site: str) -> int:
+        return self._signed(site, f"{a} * {b}", a * b, 32, a, b)
+
+    def neg_i32(self, a: int, site: str) -> int:
+        return self._signed(site, f"-{a}", -a, 32, a)
+
+    def div_i32(self, a: int, b: int, site: str) -> int:
+        return self._divide(site, f"{a} / {b}", a, b, 32, rem=False)
+
+    def rem_i32(self, a: int, b: int, site: str) -> int:
+        return self._divide(site, f"{a} % {b}", a, b, 32, rem=True)
+
+    # -- unsigned: uint64_t (size_t); wrapping is defined, only /0 is UB ------------
+    def add_u64(self, a: int, b: int, site: str) -> int:
+        return self._unsigned(site, f"{a} + {b} (size_t)", a + b)
+
+    def sub_u64(self, a: int, b: int, site: str) -> int:
+        return self._unsigned(site, f"{a} - {b} (size_t)", a - b)
+
+    def mul_u64(self, a: int, b: int, site: str) -> int:
+        return self._unsigned(site, f"{a} * {b} (size_t)", a * b)
+
+    def div_u64(self, a: int, b: int, site: str) -> int:
+        return self._divide(site, f"{a} / {b} (size_t)", a, b, 0, rem=False)
+
+    def rem_u64(self, a: int, b: int, site: str) -> int:
+        return self._divide(site, f"{a} % {b} (size_t)", a, b, 0, rem=True)
+
+    # -- conversions ---------------------------------------------------------------
+    def i64_to_u64(self, a: int, site: str) -> int:
+        """The usual arithmetic conversion of an int64 operand meeting a size_t."""
+        if self.exact or a >= 0:
+            return a
+        return self._op(site, f"(size_t){a}", _wrap_unsigned(a, 64), "wrapped")
+
+    def u64_to_i64(self, a: int, site: str) -> int:
+        """A size_t value stored into an int64: implementation-defined when too big."""
+        if self.exact or a <= INT64_MAX:
+            return a
+        result = _wrap(a, 64)
+        self.narrowing.append(NarrowEvent(site, "u64->i64", a, result, self.step_index))
+        return self._op(site, f"(int64_t){a}", result, "narrowed")
+
+    def narrow_i32(self, a: int, site: str) -> int:
+        """An int64 stored into the tensor library's int32 size type."""
+        if INT32_MIN <= a <= INT32_MAX:
+            return a
+        result = a if self.exact else _wrap(a, 32)
+        self.narrowing.append(NarrowEvent(site, "i64->i32", a, result, self.step_index))
+        return self._op(site, f"(int32_t){a}", result, "narrowed")
+
+    def mul_checked_i64(self, a: int, b: int, site: str) -> int | None:
+        """``__builtin_mul_overflow`` on int64: None where the product does not fit."""
+        product = a * b
+        if INT64_MIN <= product <= INT64_MAX:
+            return self._op(site, f"{a} * {b} (checked)", product)
+        self._op(site, f"{a} * {b} (checked)", 0, "overflow caught")
+        return None
+
+    # -- other undefined behaviour -------------------------------------------------
+    def call_null(self, site: str) -> None:
+        """A call through a function pointer the C code left null."""
+        self._ub(site, NULL_CALL)
+        self._op(site, "call through a null function pointer", 0, f"UB: {NULL_CALL}")
+
+    def out_of_bounds_read(self, site: str, length: int, end: int) -> None:
+        """Reading indices [0, end) of a buffer of ``length`` elements, end > length."""
+        self._ub(site, HEAP_OVERREAD, length, end)
+        self._op(site, f"read [0, {end}) of {length} elements", end, f"UB: {HEAP_OVERREAD}")
+
+
+class Wrapping(Arith):
+    """C on a two's complement machine: results wrap, UB is recorded beside them."""
+
+    exact = False
+
+
+class Exact(Arith):
+    """Unbounded integers: what the C expression means, undisturbed by widths."""
+
+    exact = True

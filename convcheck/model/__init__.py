@@ -1,0 +1,115 @@
+"""The pure-Python model of the kernel's argument checks, for each revision.
+
+``run(case, revision)`` runs the revision's steps under C arithmetic; with
+``exact=True`` the same steps run over unbounded integers. ``classify`` compares the two
+runs: an ``overflow`` is a call whose answer the machine's widths changed, an
+``ordering`` is a call on which undefined behaviour happened before the check that
+rejects it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from convcheck.case import Case
+from convcheck.errors import ConvcheckError
+from convcheck.fixedint import (
+    DIVISION_BY_ZERO,
+    HEAP_OVERREAD,
+    NULL_CALL,
+    SIGNED_OVERFLOW,
+    Exact,
+    Wrapping,
+)
+from convcheck.model import current, legacy
+from convcheck.model._kernel import ModelRun, StepTrace, run_steps
+from convcheck.outcome import Outcome
+
+REVISIONS = {"legacy": legacy, "current": current}
+
+# How each kind of undefined behaviour shows in a build with ASan and UBSan that halt.
+NATIVE_CRASH_KIND = {
+    SIGNED_OVERFLOW: "signed-integer-overflow",
+    DIVISION_BY_ZERO: "division-by-zero",
+    NULL_CALL: "SEGV null",
+    HEAP_OVERREAD: "heap-buffer-overflow READ",
+}
+
+__all__ = ["REVISIONS", "ModelFinding", "ModelRun", "StepTrace", "classify", "predict", "run"]
+
+
+def revision_module(revision: str):
+    try:
+        return REVISIONS[revision]
+    except KeyError:
+        known = ", ".join(REVISIONS)
+        raise ConvcheckError(f"revision {revision!r} is unknown (known: {known})") from None
+
+
+def run(case: Case, revision: str = "current", exact: bool = False) -> ModelRun:
+    module = revision_module(revision)
+    arith = Exact() if exact else Wrapping()
+    return run_steps(case, revision, module.STEPS, module.LOOP_STEPS, arith)
+
+
+def predict(model_run: ModelRun, with_loops: bool) -> Outcome:
+    """What the sanitized C kernel answers: it halts at the first undefined behaviour.
+
+    ``with_loops`` is the run entry (data, loops); without, the check-only entry, where
+    the loops' bias load and bias reads never happen.
+    """
+    event = model_run.first_ub(include_loops=with_loops)
+    if event is not None:
+        return Outcome.crashed(NATIVE_CRASH_KIND[event.kind], event.site)
+    return model_run.outcome
+
+
+def site_family(site: str) -> str:
+    """The same bug in another spatial dim is the same bug: ``dim1`` -> ``dim*``."""
+    return re.sub(r"dim\d+", "dim*", site)
+
+
+@dataclass(frozen=True)
+class ModelFinding:
+    kind: str  # "overflow" or "ordering"
+    site: str
+    detail: str
+
+    def describe(self) -> str:
+        return f"{self.kind} at {self.site}: {self.detail}"
+
+
+def same_answer(a: Outcome, b: Outcome) -> bool:
+    return (a.verdict, a.check, a.out_sizes) == (b.verdict, b.check, b.out_sizes)
+
+
+def classify(case: Case, revision: str = "current") -> tuple[ModelRun, ModelRun, list[ModelFinding]]:
+    """Run wrapping and exact; return both runs and the overflow/ordering findings."""
+    wrapped = run(case, revision)
+    exact = run(case, revision, exact=True)
+    findings = []
+    if not same_answer(wrapped.outcome, exact.outcome):
+        events = [*wrapped.ub, *wrapped.narrowing]
+        site = min(events, key=lambda e: e.step).site if events else "?"
+        findings.append(
+            ModelFinding(
+                "overflow",
+                site,
+                f"C gives {wrapped.outcome.describe()}, exact gives {exact.outcome.describe()}",
+            )
+        )
+    reject_step = exact.reject_step
+    if reject_step is not None:
+        early = [e for e in wrapped.ub if e.step < reject_step]
+        if early:
+            first = early[0]
+            findings.append(
+                ModelFinding(
+                    "ordering",
+                    first.site,
+                    f"{first.describe()} before {exact.outcome.check} rejects "
+                    f"(step {exact.steps[reject_step].name})",
+                )
+            )
+    return wrapped, exact, findings

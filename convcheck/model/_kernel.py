@@ -1,0 +1,216 @@
+"""What both revisions share: the call being checked, the step runner, common predicates.
+
+A revision is a tuple of *steps*, one per C function (or per block of ``convolution_out``),
+in the C's order. A step reads the call, does its arithmetic through the ``Arith`` it is
+given, and either returns (passed) or raises ``Reject`` with a check id. The runner turns
+that into an outcome and keeps the trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from convcheck.case import Case, TensorSpec, channels_last_order, contiguous_order
+from convcheck.fixedint import Arith, NarrowEvent, Op, UbEvent
+from convcheck.outcome import Outcome
+
+
+class Reject(Exception):
+    """Raised by a step: the kernel returns InvalidArgument with this check id."""
+
+    def __init__(self, check: str) -> None:
+        super().__init__(check)
+        self.check = check
+
+
+class Accept(Exception):
+    """Raised by the early return on an empty out: the kernel returns before the loops."""
+
+
+@dataclass
+class Call:
+    """The arguments as the C sees them, plus what the steps compute on the way."""
+
+    case: Case
+    out_sizes: list[int] = field(default_factory=list)
+
+    @property
+    def input(self) -> TensorSpec:
+        return self.case.input
+
+    @property
+    def weight(self) -> TensorSpec:
+        return self.case.weight
+
+    @property
+    def bias(self) -> TensorSpec | None:
+        return self.case.bias
+
+    @property
+    def out(self) -> TensorSpec:
+        return self.case.out
+
+    @property
+    def transposed(self) -> bool:
+        return self.case.transposed
+
+    @property
+    def groups(self) -> int:
+        return self.case.groups
+
+    @property
+    def ndim(self) -> int:
+        """Spatial dims: the kernel's ``in.dim() - 2``."""
+        return self.input.rank - 2
+
+
+Step = Callable[[Call, Arith], None]
+
+
+@dataclass(frozen=True)
+class StepTrace:
+    name: str
+    ops: tuple[Op, ...]
+    result: str  # "ok", "reject <id>", "accept (empty out)"
+    in_loops: bool
+
+
+@dataclass(frozen=True)
+class ModelRun:
+    """One run of a revision's steps over one case, under one arithmetic."""
+
+    revision: str
+    exact: bool
+    outcome: Outcome
+    ub: tuple[UbEvent, ...]
+    narrowing: tuple[NarrowEvent, ...]
+    steps: tuple[StepTrace, ...]
+
+    @property
+    def reject_step(self) -> int | None:
+        """Index of the step that rejected, if any."""
+        if self.outcome.verdict != "reject":
+            return None
+        return len(self.steps) - 1
+
+    def first_ub(self, include_loops: bool = True) -> UbEvent | None:
+        for event in self.ub:
+            if include_loops or not self.steps[event.step].in_loops:
+                return event
+        return None
+
+
+def run_steps(
+    case: Case,
+    revision: str,
+    steps: Sequence[Step],
+    loop_steps: frozenset[str],
+    arith: Arith,
+) -> ModelRun:
+    call = Call(case)
+    traces: list[StepTrace] = []
+    outcome = None
+    for step in steps:
+        arith.begin_step()
+        first_op = len(arith.trace)
+        result = "ok"
+        try:
+            step(call, arith)
+        except Reject as r:
+            outcome = Outcome.reject(r.check)
+            result = f"reject {r.check}"
+        except Accept:
+            outcome = Outcome.accept(call.out_sizes)
+            result = "accept (empty out)"
+        name = step.__name__
+        traces.append(StepTrace(name, tuple(arith.trace[first_op:]), result, name in loop_steps))
+        if outcome is not None:
+            break
+    if outcome is None:
+        outcome = Outcome.accept(call.out_sizes)
+    return ModelRun(
+        revision, arith.exact, outcome, tuple(arith.ub), tuple(arith.narrowing), tuple(traces)
+    )
+
+
+# -- predicates and helpers the C shares between checks ---------------------------------
+
+
+def is_contiguous(t: TensorSpec) -> bool:
+    return t.order == contiguous_order(t.rank)
+
+
+def is_channels_last(t: TensorSpec) -> bool:
+    """ExecuTorch defines channels-last only for 4-D and 5-D tensors."""
+    return t.rank in (4, 5) and t.order == channels_last_order(t.rank)
+
+
+def is_default_or_channels_last(t: TensorSpec) -> bool:
+    return is_contiguous(t) or is_channels_last(t)
+
+
+def val_at(values: tuple[int, ...], i: int, default: int = 1) -> int:
+    """A parameter list of length 1 applies to every dim; an empty one means the default."""
+    if len(values) == 1:
+        return values[0]
+    if len(values) > 1:
+        return values[i]
+    return default
+
+
+def check_param_array(
+    name: str, values: tuple[int, ...], ndim: int, minimum: int, maximum: int | None
+) -> None:
+    """Length 1 or one per spatial dim, every element within [minimum, maximum]."""
+    if len(values) not in (1, ndim):
+        raise Reject(f"{name}.length")
+    for v in values:
+        if v < minimum or (maximum is not None and v > maximum):
+            raise Reject(f"{name}.range")
+
+
+def check_output_padding_below_stride_or_dilation(call: Call) -> None:
+    case = call.case
+    for i in range(call.ndim):
+        op = val_at(case.output_padding, i)
+        if not (op < val_at(case.stride, i) or op < val_at(case.dilation, i)):
+            raise Reject("output_padding.too_large")
+
+
+# -- the tail of convolution_out, after the output sizes ------------------------------
+
+
+def output_size_valid(call: Call, a: Arith) -> None:
+    """Batch and channels may be empty; a spatial output size must be positive."""
+    sizes = call.out_sizes
+    if any(s < 0 for s in sizes[:2]) or any(s <= 0 for s in sizes[2:]):
+        raise Reject("output.invalid")
+
+
+def resize_out(call: Call, a: Arith) -> None:
+    """The tensor library refuses sizes whose element count does not fit its ssize_t."""
+    numel = 1
+    for d, size in enumerate(call.out_sizes):
+        product = a.mul_checked_i64(numel, size, f"resize_out.numel_mul{d}")
+        if product is None:
+            raise Reject("out.resize")
+        numel = product
+
+
+def empty_out(call: Call, a: Arith) -> None:
+    if any(s == 0 for s in call.out_sizes):
+        raise Accept()
+
+
+def dtype_switch(call: Call, a: Arith) -> None:
+    """The loops are instantiated for real dtypes only (REALHBF16: no bool)."""
+    if call.input.dtype == "bool":
+        raise Reject("dtype.unsupported")
+
+
+def bias_reads(call: Call, a: Arith) -> None:
+    """The loops read bias[oc] for every out channel oc: past its end if it is short."""
+    bias = call.bias
+    if bias is not None and bias.sizes[0] < call.out_sizes[1]:
+        a.out_of_bounds_read("bias_reads.bias_index", bias.sizes[0], call.out_sizes[1])

@@ -1,0 +1,178 @@
+"""``current``: the fixed semantics of ExecuTorch PR 24385.
+
+Read beside the thread in ``shared/reference/pr-24385-thread.txt``: 1-D, 2-D and 3-D;
+groups validated before anything multiplies by it; bias rank, length and dtype checked;
+stride, padding, dilation and output_padding bounded to 32 bits so that no later step can
+overflow; kernel dims at least 1; a regular convolution's dilated kernel no larger than
+the padded input; empty spatial dims only with an empty batch or channel dim; output
+sizes that do not fit the 32-bit size type rejected; input and out dim orders may differ.
+"""
+
+from __future__ import annotations
+
+from convcheck.fixedint import INT32_MAX, Arith
+from convcheck.model._kernel import (
+    Call,
+    Reject,
+    bias_reads,
+    check_output_padding_below_stride_or_dilation,
+    check_param_array,
+    dtype_switch,
+    empty_out,
+    output_size_valid,
+    resize_out,
+    val_at,
+)
+from convcheck.model.legacy import dim_orders, dtypes
+
+
+def ranks(call: Call, a: Arith) -> None:
+    if call.input.rank not in (3, 4, 5):
+        raise Reject("rank.input")
+    if call.weight.rank != call.input.rank:
+        raise Reject("rank.weight")
+    if call.out.rank != call.input.rank:
+        raise Reject("rank.out")
+
+
+# Bounding these to int32 keeps every later product of two of them, or of one of them and
+# a size, inside int64: the output-size arithmetic cannot overflow.
+def stride(call: Call, a: Arith) -> None:
+    check_param_array("stride", call.case.stride, call.ndim, 1, INT32_MAX)
+
+
+def padding(call: Call, a: Arith) -> None:
+    check_param_array("padding", call.case.padding, call.ndim, 0, INT32_MAX)
+
+
+def dilation(call: Call, a: Arith) -> None:
+    check_param_array("dilation", call.case.dilation, call.ndim, 1, INT32_MAX)
+
+
+def output_padding(call: Call, a: Arith) -> None:
+    if not call.transposed:
+        return
+    check_param_array("output_padding", call.case.output_padding, call.ndim, 0, INT32_MAX)
+    check_output_padding_below_stride_or_dilation(call)
+
+
+def groups(call: Call, a: Arith) -> None:
+    """After this, 1 <= groups <= w.size(0) < 2^31: safe to multiply and divide by."""
+    w0 = call.weight.sizes[0]
+    if call.groups < 1:
+        raise Reject("groups.nonpos")
+    if w0 < call.groups:
+        raise Reject("groups.gt_weight0")
+    if a.rem_i64(w0, call.groups, "groups.weight0_rem") != 0:
+        raise Reject("groups.not_div_weight0")
+
+
+def bias(call: Call, a: Arith) -> None:
+    b = call.bias
+    if b is None:
+        return
+    if b.rank != 1:
+        raise Reject("bias.rank")
+    if call.transposed:
+        expected = a.mul_i64(call.groups, call.weight.sizes[1], "bias.groups_mul")
+    else:
+        expected = call.weight.sizes[0]
+    if b.sizes[0] != expected:
+        raise Reject("bias.length")
+    # The loops load bias through a per-dtype function that exists for real dtypes only.
+    if b.dtype == "bool":
+        raise Reject("bias.dtype")
+
+
+def channels(call: Call, a: Arith) -> None:
+    in_channels = call.input.sizes[1]
+    if not call.transposed:
+        expected = a.mul_i64(call.groups, call.weight.sizes[1], "channels.groups_mul")
+        if in_channels != expected:
+            raise Reject("input.channels")
+    elif in_channels != call.weight.sizes[0]:
+        raise Reject("input.channels")
+
+
+def kernel(call: Call, a: Arith) -> None:
+    case = call.case
+    for i in range(call.ndim):
+        if call.weight.sizes[2 + i] < 1:
+            raise Reject("kernel.nonpos")
+    if call.transposed:
+        return
+    for i in range(call.ndim):
+        site = f"kernel.dim{i}"
+        pad = val_at(case.padding, i, 0)
+        padded = a.add_i64(call.input.sizes[2 + i], a.mul_i64(2, pad, f"{site}.two_pad"), site)
+        kernel_minus_1 = a.sub_i64(call.weight.sizes[2 + i], 1, f"{site}.kernel_minus_1")
+        span = a.mul_i64(val_at(case.dilation, i, 1), kernel_minus_1, f"{site}.dilated")
+        if padded < a.add_i64(span, 1, f"{site}.span"):
+            raise Reject("kernel.gt_padded_input")
+
+
+def empty_spatial(call: Call, a: Arith) -> None:
+    sizes = call.input.sizes
+    if sizes[0] != 0 and sizes[1] != 0 and any(s == 0 for s in sizes[2:]):
+        raise Reject("input.empty_spatial")
+
+
+def output_sizes(call: Call, a: Arith) -> None:
+    """All signed int64, in range by the bounds above; validated before any narrowing."""
+    case, w = call.case, call.weight
+    sizes = [call.input.sizes[0]]
+    if call.input.sizes[1] == 0:
+        sizes.append(0)
+    elif call.transposed:
+        sizes.append(a.mul_i64(call.groups, w.sizes[1], "output_sizes.groups_mul"))
+    else:
+        sizes.append(w.sizes[0])
+    for i in range(call.ndim):
+        site = f"output_sizes.dim{i}"
+        n = call.input.sizes[2 + i]
+        pad, dil = val_at(case.padding, i, 0), val_at(case.dilation, i, 1)
+        two_pad = a.mul_i64(2, pad, f"{site}.two_pad")
+        span = a.mul_i64(dil, a.sub_i64(w.sizes[2 + i], 1, f"{site}.k_minus_1"), f"{site}.dilated")
+        s = val_at(case.stride, i)
+        if call.transposed:
+            t = a.mul_i64(a.sub_i64(n, 1, f"{site}.in_minus_1"), s, f"{site}.times_stride")
+            t = a.add_i64(a.sub_i64(t, two_pad, f"{site}.minus_two_pad"), span, f"{site}.plus_dil")
+            t = a.add_i64(t, val_at(case.output_padding, i, 0), f"{site}.plus_op")
+            size = a.add_i64(t, 1, f"{site}.plus_1")
+        else:
+            t = a.sub_i64(a.add_i64(n, two_pad, f"{site}.plus_two_pad"), span, f"{site}.minus_dil")
+            numerator = a.sub_i64(t, 1, f"{site}.minus_1")
+            size = a.add_i64(a.div_i64(numerator, s, f"{site}.div_stride"), 1, f"{site}.plus_1")
+        sizes.append(size)
+    call.out_sizes = sizes
+
+
+def output_fits(call: Call, a: Arith) -> None:
+    """The tensor library's size type is int32; sizes were checked positive before."""
+    if any(s > INT32_MAX for s in call.out_sizes):
+        raise Reject("output.too_large")
+    call.out_sizes = [a.narrow_i32(s, "output_fits.narrow") for s in call.out_sizes]
+
+
+STEPS = (
+    dtypes,
+    dim_orders,
+    ranks,
+    stride,
+    padding,
+    dilation,
+    output_padding,
+    groups,
+    bias,
+    channels,
+    kernel,
+    empty_spatial,
+    output_sizes,
+    output_size_valid,
+    output_fits,
+    resize_out,
+    empty_out,
+    dtype_switch,
+    bias_reads,
+)
+LOOP_STEPS = frozenset({"bias_reads"})

@@ -1,0 +1,75 @@
+"""What a judge says about one case: an *outcome*.
+
+``accept(out_sizes[, values])``, ``reject(check)``, ``crash(kind, site)`` or ``hang``.
+Every judge (model, native, torch, a user's target) answers in this one type, so the
+engine compares like with like.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+ACCEPT = "accept"
+REJECT = "reject"
+CRASH = "crash"
+HANG = "hang"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    verdict: str
+    check: str | None = None
+    out_sizes: tuple[int, ...] | None = None
+    crash_kind: str | None = None
+    crash_site: str | None = None
+    values: tuple[float, ...] | None = None  # out in logical (sizes) order, small shapes only
+    detail: str = ""  # for people: a torch message, a sanitizer report's first line
+
+    @classmethod
+    def accept(cls, out_sizes, values=None, detail: str = "") -> Outcome:
+        return cls(ACCEPT, out_sizes=tuple(out_sizes), values=values, detail=detail)
+
+    @classmethod
+    def reject(cls, check: str, detail: str = "") -> Outcome:
+        return cls(REJECT, check=check, detail=detail)
+
+    @classmethod
+    def crashed(cls, kind: str, site: str = "", detail: str = "") -> Outcome:
+        return cls(CRASH, crash_kind=kind, crash_site=site, detail=detail)
+
+    @classmethod
+    def hung(cls, detail: str = "") -> Outcome:
+        return cls(HANG, detail=detail)
+
+    def to_json(self) -> dict[str, Any]:
+        crash = None
+        if self.verdict == CRASH:
+            crash = {"kind": self.crash_kind, "site": self.crash_site}
+        return {
+            "verdict": self.verdict,
+            "check": self.check,
+            "out_sizes": None if self.out_sizes is None else list(self.out_sizes),
+            "crash": crash,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Outcome:
+        crash = data.get("crash") or {}
+        sizes = data.get("out_sizes")
+        return cls(
+            verdict=data["verdict"],
+            check=data.get("check"),
+            out_sizes=None if sizes is None else tuple(sizes),
+            crash_kind=crash.get("kind"),
+            crash_site=crash.get("site"),
+        )
+
+    def describe(self) -> str:
+        if self.verdict == ACCEPT:
+            return f"accept {list(self.out_sizes or ())}"
+        if self.verdict == REJECT:
+            return f"reject {self.check}"
+        if self.verdict == CRASH:
+            return f"crash {self.crash_kind} at {self.crash_site or '?'}"
+        return "hang"

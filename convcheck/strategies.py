@@ -1,0 +1,48 @@
+"""Hypothesis strategies for convolution calls, for convcheck's tests and for yours.
+
+    from hypothesis import given
+    from convcheck.strategies import cases
+
+    @given(cases())
+    def test_my_kernel_never_crashes(case): ...
+
+The construction is ``convcheck.generate.build_case``; these strategies only let
+Hypothesis make its choices, so it can replay and shrink them.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from convcheck.generate import build_case
+
+__all__ = ["cases"]
+
+
+class _DrawSource:
+    def __init__(self, draw) -> None:
+        self._draw = draw
+
+    def integer(self, low: int, high: int) -> int:
+        return self._draw(st.integers(low, high))
+
+    def choice(self, options: tuple):
+        return self._draw(st.sampled_from(options))
+
+    def chance(self, p: float) -> bool:
+        # Shrinks toward True: draws of 0 are "the likely branch".
+        return self._draw(st.integers(0, 999)) < p * 1000
+
+
+@st.composite
+def _cases(draw, small: bool):
+    return build_case(_DrawSource(draw), small)
+
+
+def cases(small: bool = False) -> st.SearchStrategy:
+    """Calls biased to the edges of the checks; ``small=True`` keeps tensors computable."""
+    if not isinstance(small, bool):
+        from hypothesis.errors import InvalidArgument
+
+        raise InvalidArgument(f"cases(small={small!r}): small must be True or False")
+    return _cases(small)
