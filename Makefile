@@ -18,8 +18,10 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e '.[torch,fuzz,dev]'
 	touch $@
 
+# The demo's findings go to results/ (ignored by git): corpus/ holds the reviewed ones.
 demo: setup
-	$(CONVCHECK) explain --revision legacy
+	$(CONVCHECK) fuzz --revision legacy --time 30 --jobs 2 --corpus results/corpus || [ $$? -eq 1 ]
 
 test: setup
+	$(CONVCHECK) build
 	$(PY) -m pytest

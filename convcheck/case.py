@@ -60,6 +60,13 @@ class TensorSpec:
     dtype: str = "float32"
     dim_order: tuple[int, ...] | None = None  # None: contiguous
 
+    def __post_init__(self) -> None:
+        # One value per layout: an explicit contiguous order is the default order.
+        if self.dim_order is not None and tuple(self.dim_order) == contiguous_order(
+            len(self.sizes)
+        ):
+            object.__setattr__(self, "dim_order", None)
+
     @property
     def rank(self) -> int:
         return len(self.sizes)
@@ -207,7 +214,9 @@ def _tensor(value: Any, name: str, ordered: bool) -> TensorSpec:
     _reject_unknown(obj, name, ("sizes", "dim_order", "dtype"))
     sizes = _field(obj, "sizes", name)
     if not isinstance(sizes, list) or len(sizes) > MAX_RANK:
-        raise InvalidCase(f"{name}.sizes: expected a list of at most {MAX_RANK} sizes, got {sizes!r}")
+        raise InvalidCase(
+            f"{name}.sizes: expected a list of at most {MAX_RANK} sizes, got {sizes!r}"
+        )
     for i, s in enumerate(sizes):
         if not _is_int(s) or not 0 <= s <= MAX_SIZE:
             raise InvalidCase(f"{name}.sizes[{i}]: expected an integer in 0..{MAX_SIZE}, got {s!r}")

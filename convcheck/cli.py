@@ -74,8 +74,171 @@ def explain_json(run: model.ModelRun, findings) -> dict:
     }
 
 
+def _engine(args, use_torch: bool | None = None):
+    from convcheck.engine import Engine
+
+    torch_wanted = not getattr(args, "no_torch", False) if use_torch is None else use_torch
+    if torch_wanted:
+        from convcheck import torch_oracle
+
+        if not torch_oracle.available():
+            raise ConvcheckError(
+                "torch is not installed: pip install torch==2.13.0, or pass --no-torch"
+            )
+    return Engine(
+        revision=args.revision,
+        target=args.target,
+        jobs=args.jobs,
+        use_torch=torch_wanted,
+        timeout=args.timeout,
+    )
+
+
+def _meta(args) -> dict:
+    meta = {"found_by": f"convcheck {args.command}"}
+    try:
+        import torch
+
+        meta["torch_version"] = torch.__version__
+    except ImportError:
+        meta["torch_version"] = None
+    return meta
+
+
+def cmd_judge(args, stdout: TextIO, stderr: TextIO) -> int:
+    case = load_case(args.case)
+    with _engine(args) as engine:
+        judgement = engine.judge([case])[0]
+        found = engine.findings(judgement)
+    if args.json:
+        data = {name: o.to_json() for name, o in judgement.outcomes().items()}
+        if judgement.torch is not None:
+            data["torch"].update(judgement.torch.to_json())
+        data["findings"] = [
+            {"kind": f.kind, "signature": list(f.signature), "explanation": f.explanation}
+            for f in found
+        ]
+        stdout.write(json.dumps(data) + "\n")
+    else:
+        for name, outcome in judgement.outcomes().items():
+            stdout.write(f"{name:<11} {outcome.describe()}\n")
+        for f in found:
+            stdout.write(f"finding     {f.describe()}\n")
+    return FOUND if found else OK
+
+
+def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
+    from convcheck import campaign, corpus
+    from convcheck.report import format_campaign
+
+    corpus_dir = Path(args.corpus)
+    known = set()
+    if corpus_dir.is_dir():
+        known = {e.key for e in corpus.load_all(corpus_dir)}
+    with _engine(args) as engine:
+        run = campaign.Campaign(engine, corpus_dir, _meta(args), stderr, known)
+        campaign.run(run, args.engine, args.time, args.seed)
+        if not args.no_minimize:
+            run.minimize_all()
+    stdout.write(format_campaign(run, args) + "\n")
+    return FOUND if run.new_findings() else OK
+
+
+def cmd_replay(args, stdout: TextIO, stderr: TextIO) -> int:
+    from convcheck import corpus
+
+    entries = corpus.load_all(Path(args.corpus))
+    failed = 0
+    with _engine(args) as engine:
+        results = engine.evaluate([e.case for e in entries])
+    for entry, found in zip(entries, results, strict=True):
+        keys = {f.key for f in found}
+        if args.expect_reproduce:
+            ok = entry.key in keys
+            status = "reproduces" if ok else "does NOT reproduce"
+        else:
+            ok = not found
+            status = "clean" if ok else "; ".join(f.describe() for f in found)
+        failed += not ok
+        stdout.write(f"{entry.name:<60} {status}\n")
+    stdout.write(f"{len(entries)} entries, {len(entries) - failed} passed, {failed} failed\n")
+    return FOUND if failed else OK
+
+
+def cmd_minimize(args, stdout: TextIO, stderr: TextIO) -> int:
+    from convcheck.shrink import minimize
+
+    case = load_case(args.case)
+    with _engine(args) as engine:
+        found = engine.evaluate([case])[0]
+        if args.kind:
+            found = [f for f in found if f.kind == args.kind]
+        if not found:
+            stderr.write(
+                "convcheck: the case shows no finding"
+                + (f" of kind {args.kind}" if args.kind else "")
+                + "\n"
+            )
+            return OK
+        target = found[0]
+
+        def keeps(cases):
+            return [
+                any(f.signature == target.signature for f in fs) for fs in engine.evaluate(cases)
+            ]
+
+        small = minimize(case, keeps)
+    stdout.write(f"finding: {target.describe()}\nsignature: {target.key}\n")
+    stdout.write(json.dumps(small.to_json(), indent=2) + "\n")
+    wrapped, _, model_findings = model.classify(small, args.revision)
+    stdout.write(format_trace(wrapped, model_findings) + "\n")
+    return FOUND
+
+
+def cmd_build(args, stdout: TextIO, stderr: TextIO) -> int:
+    from convcheck.native.build import build_library
+
+    for revision in sorted(model.REVISIONS):
+        for sanitized in (True, False):
+            path = build_library(revision, sanitized=sanitized)
+            stdout.write(f"{revision:<8} {'sanitized' if sanitized else 'plain':<9} {path}\n")
+    return OK
+
+
+def _judges(parser: argparse.ArgumentParser, torch_flag: bool = True) -> None:
+    parser.add_argument("--revision", default="legacy", choices=sorted(model.REVISIONS))
+    parser.add_argument("--target", help="a shared library exporting the convcheck ABI")
+    parser.add_argument("--jobs", type=_positive_int, default=1, help="worker processes per judge")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per case in a worker")
+    if torch_flag:
+        parser.add_argument("--no-torch", action="store_true", help="leave torch out")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive time, got {text!r}")
+    return value
+
+
 def _parser() -> _Parser:
-    parser = _Parser(prog="convcheck", description=__doc__.splitlines()[0])
+    parser = _Parser(
+        prog="convcheck",
+        description="A differential fuzzer for the argument checks of a convolution kernel.",
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     explain = sub.add_parser("explain", help="the model's trace for one or more cases")
@@ -84,10 +247,47 @@ def _parser() -> _Parser:
     explain.add_argument("--json", action="store_true", help="one JSON object per case")
     explain.add_argument("--verbose", action="store_true", help="every arithmetic operation")
     explain.set_defaults(func=cmd_explain)
+
+    judge = sub.add_parser("judge", help="every judge's outcome for one case, and the findings")
+    judge.add_argument("case")
+    judge.add_argument("--json", action="store_true")
+    _judges(judge)
+    judge.set_defaults(func=cmd_judge)
+
+    fuzz = sub.add_parser("fuzz", help="a campaign: live progress, a report, findings saved")
+    _judges(fuzz)
+    fuzz.add_argument("--engine", default="random", choices=["random", "hypothesis", "atheris"])
+    fuzz.add_argument("--time", type=_seconds, default=30.0, help="seconds of generation")
+    fuzz.add_argument("--seed", type=int, default=0)
+    fuzz.add_argument("--corpus", default="corpus", help="folder for findings (default corpus/)")
+    fuzz.add_argument("--no-minimize", action="store_true")
+    fuzz.set_defaults(func=cmd_fuzz)
+
+    replay = sub.add_parser("replay", help="run every corpus entry; exit 1 on any finding")
+    replay.add_argument("corpus", nargs="?", default="corpus")
+    _judges(replay)
+    replay.set_defaults(revision="current")
+    replay.add_argument(
+        "--expect-reproduce",
+        action="store_true",
+        help="fail when an entry no longer shows its finding",
+    )
+    replay.set_defaults(func=cmd_replay)
+
+    shrink = sub.add_parser("minimize", help="shrink a case, keeping its finding's signature")
+    shrink.add_argument("case")
+    shrink.add_argument("--kind", help="which finding to keep, when the case shows several")
+    _judges(shrink)
+    shrink.set_defaults(func=cmd_minimize)
+
+    build = sub.add_parser("build", help="build the embedded kernel, sanitized and plain")
+    build.set_defaults(func=cmd_build)
     return parser
 
 
-def main(argv: Sequence[str] | None = None, stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr) -> int:
+def main(
+    argv: Sequence[str] | None = None, stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr
+) -> int:
     try:
         args = _parser().parse_args(argv)
         func: Callable[..., int] = args.func

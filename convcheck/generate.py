@@ -122,7 +122,9 @@ def build_case(src: Source, small: bool = False) -> Case:
     dilation = param_list(src, ndim, 1, 2, p_edge)
     output_padding = param_list(src, ndim, 0, 1, p_edge)
     batch = size(src, 0 if src.chance(0.05) else 1, 2, p_edge / 2)
-    spatial = [size(src, 0 if src.chance(0.05) else 1, 6 if ndim < 3 else 4, p_edge) for _ in range(ndim)]
+    spatial = [
+        size(src, 0 if src.chance(0.05) else 1, 6 if ndim < 3 else 4, p_edge) for _ in range(ndim)
+    ]
     if transposed:
         w_sizes = [group_size * per_group_in, per_group_out, *kernel]
         in_channels, out_channels = w_sizes[0], group_size * per_group_out

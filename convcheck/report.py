@@ -5,7 +5,9 @@ from __future__ import annotations
 from convcheck.model import ModelFinding, ModelRun, predict
 
 
-def format_trace(model_run: ModelRun, findings: list[ModelFinding] = (), verbose: bool = False) -> str:
+def format_trace(
+    model_run: ModelRun, findings: list[ModelFinding] = (), verbose: bool = False
+) -> str:
     """Each step with its arithmetic; wrapped, narrowed and undefined steps marked.
 
     Steps without arithmetic are one line; ``verbose`` shows every operation, otherwise
@@ -29,4 +31,35 @@ def format_trace(model_run: ModelRun, findings: list[ModelFinding] = (), verbose
         lines.append(f"a sanitized build: {sanitized.describe()}")
     for finding in findings:
         lines.append(f"finding: {finding.describe()}")
+    return "\n".join(lines)
+
+
+def format_campaign(run, args) -> str:
+    """The final report: what ran, then one row per distinct finding, minimised."""
+    from convcheck.engine import describe_case
+
+    stats = run.stats
+    findings = sorted(run.found.values(), key=lambda f: (f.kind, f.key))
+    lines = [
+        "",
+        f"convcheck fuzz: revision {args.revision}"
+        + (f", target {args.target}" if args.target else "")
+        + f", engine {args.engine}, seed {args.seed}: "
+        + f"{stats.cases:,} cases in {stats.elapsed:.1f} s"
+        + f" ({stats.cases / max(stats.elapsed, 1e-9):,.0f}/s)",
+    ]
+    if not findings:
+        lines.append("no findings")
+        return "\n".join(lines)
+    new = {f.key for f in run.new_findings()}
+    lines.append(f"{len(findings)} distinct findings ({len(new)} new):")
+    for f in findings:
+        mark = "new" if f.key in new else "known"
+        first = stats.first_found.get(f.key)
+        when = f"{first:.1f}s" if first is not None else ""
+        lines.append(f"  {f.kind:<13} {mark:<5} {when:>7}  {' | '.join(f.signature[1:])}")
+        lines.append(f"      case: {describe_case(f.case)}")
+        lines.append(f"      why:  {f.explanation}")
+    if run.corpus_dir is not None:
+        lines.append(f"corpus: {run.corpus_dir}/ (new findings written there)")
     return "\n".join(lines)

@@ -84,7 +84,9 @@ def same_answer(a: Outcome, b: Outcome) -> bool:
     return (a.verdict, a.check, a.out_sizes) == (b.verdict, b.check, b.out_sizes)
 
 
-def classify(case: Case, revision: str = "current") -> tuple[ModelRun, ModelRun, list[ModelFinding]]:
+def classify(
+    case: Case, revision: str = "current"
+) -> tuple[ModelRun, ModelRun, list[ModelFinding]]:
     """Run wrapping and exact; return both runs and the overflow/ordering findings."""
     wrapped = run(case, revision)
     exact = run(case, revision, exact=True)

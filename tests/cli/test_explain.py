@@ -17,7 +17,9 @@ def example(name):
 
 
 def test_trace_marks_the_overflow_and_the_ordering():
-    code, out, _ = run("explain", "--revision", "legacy", example("groups_overflow_before_validation"))
+    code, out, _ = run(
+        "explain", "--revision", "legacy", example("groups_overflow_before_validation")
+    )
     assert code == 1
     assert "bias_shape.groups_mul" in out
     assert "9223372036854775807 * 4 = -4   <-- UB: signed-integer-overflow" in out

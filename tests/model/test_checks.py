@@ -16,8 +16,18 @@ CL4 = (0, 2, 3, 1)
 # name, case, legacy (verdict, check-or-sizes), current (verdict, check-or-sizes)
 TABLE = [
     ("valid 1-D", conv(), (A, [1, 4, 3]), (A, [1, 4, 3])),
-    ("weight dtype differs", conv(weight=t(4, 2, 3, dtype="float64")), (R, "dtype.mismatch"), (R, "dtype.mismatch")),
-    ("out dtype differs", conv(out=t(1, 4, 3, dtype="int32")), (R, "dtype.mismatch"), (R, "dtype.mismatch")),
+    (
+        "weight dtype differs",
+        conv(weight=t(4, 2, 3, dtype="float64")),
+        (R, "dtype.mismatch"),
+        (R, "dtype.mismatch"),
+    ),
+    (
+        "out dtype differs",
+        conv(out=t(1, 4, 3, dtype="int32")),
+        (R, "dtype.mismatch"),
+        (R, "dtype.mismatch"),
+    ),
     ("float64 bias is loaded", conv(bias=t(4, dtype="float64")), (A, [1, 4, 3]), (A, [1, 4, 3])),
     (
         "2-D all channels-last",
@@ -31,7 +41,12 @@ TABLE = [
         (R, "dim_order.in_out"),
         (A, [1, 4, 3, 3]),
     ),
-    ("3-D tensor is never channels-last", conv(input=t(1, 2, 5, order=(0, 2, 1))), (R, "dim_order.input"), (R, "dim_order.input")),
+    (
+        "3-D tensor is never channels-last",
+        conv(input=t(1, 2, 5, order=(0, 2, 1))),
+        (R, "dim_order.input"),
+        (R, "dim_order.input"),
+    ),
     (
         "regular weight in another order",
         conv(input=t(1, 2, 5, 5), weight=t(4, 2, 3, 3, order=(1, 0, 2, 3)), out=t(1, 4, 1, 1)),
@@ -44,7 +59,12 @@ TABLE = [
         (A, [1, 2, 7]),
         (A, [1, 2, 7]),
     ),
-    ("2-D input tensor", conv(input=t(1, 2), weight=t(4, 2), out=t(1, 4)), (R, "rank.input"), (R, "rank.input")),
+    (
+        "2-D input tensor",
+        conv(input=t(1, 2), weight=t(4, 2), out=t(1, 4)),
+        (R, "rank.input"),
+        (R, "rank.input"),
+    ),
     (
         "3-D convolution",
         conv(input=t(1, 2, 3, 3, 3), weight=t(4, 2, 1, 1, 1), out=t(1, 4, 1, 1, 1)),
@@ -57,7 +77,12 @@ TABLE = [
     ("bias too short", conv(bias=t(2)), (A, [1, 4, 3]), (R, "bias.length")),
     ("empty bias", conv(bias=t(0)), (A, [1, 4, 3]), (R, "bias.length")),
     ("bias too long", conv(bias=t(1000)), (A, [1, 4, 3]), (R, "bias.length")),
-    ("bias with empty weight", conv(weight=t(0, 2, 3), bias=t(3)), (R, "bias.length"), (R, "groups.gt_weight0")),
+    (
+        "bias with empty weight",
+        conv(weight=t(0, 2, 3), bias=t(3)),
+        (R, "bias.length"),
+        (R, "groups.gt_weight0"),
+    ),
     ("bool bias", conv(bias=t(4, dtype="bool")), (A, [1, 4, 3]), (R, "bias.dtype")),
     ("groups 0", conv(groups=0), (R, "input.channels"), (R, "groups.nonpos")),
     ("groups -1", conv(groups=-1), (R, "input.channels"), (R, "groups.nonpos")),
@@ -65,18 +90,48 @@ TABLE = [
     ("groups 8 of 4", conv(groups=8), (R, "groups.gt_weight0"), (R, "groups.gt_weight0")),
     ("groups 2", conv(input=t(1, 4, 5), groups=2), (A, [1, 4, 3]), (A, [1, 4, 3])),
     ("input channels wrong", conv(input=t(1, 3, 5)), (R, "input.channels"), (R, "input.channels")),
-    ("transposed input channels wrong", conv_t(input=t(1, 3, 5)), (R, "input.channels"), (R, "input.channels")),
+    (
+        "transposed input channels wrong",
+        conv_t(input=t(1, 3, 5)),
+        (R, "input.channels"),
+        (R, "input.channels"),
+    ),
     ("stride 0", conv(stride=(0,)), (R, "stride.range"), (R, "stride.range")),
-    ("stride of two values in 1-D", conv(stride=(1, 1)), (R, "stride.length"), (R, "stride.length")),
+    (
+        "stride of two values in 1-D",
+        conv(stride=(1, 1)),
+        (R, "stride.length"),
+        (R, "stride.length"),
+    ),
     ("no stride", conv(stride=()), (R, "stride.length"), (R, "stride.length")),
     ("stride 2^31", conv(stride=(2**31,)), (A, [1, 4, 1]), (R, "stride.range")),
     ("stride INT32_MAX", conv(stride=(INT32_MAX,)), (A, [1, 4, 1]), (A, [1, 4, 1])),
     ("padding -1", conv(padding=(-1,)), (R, "padding.range"), (R, "padding.range")),
     ("dilation 0", conv(dilation=(0,)), (R, "dilation.range"), (R, "dilation.range")),
-    ("output_padding ignored when regular", conv(output_padding=(-5, 7, 9)), (A, [1, 4, 3]), (A, [1, 4, 3])),
-    ("output_padding -1", conv_t(output_padding=(-1,)), (R, "output_padding.range"), (R, "output_padding.range")),
-    ("output_padding = stride = dilation", conv_t(output_padding=(1,)), (R, "output_padding.too_large"), (R, "output_padding.too_large")),
-    ("output_padding below stride", conv_t(stride=(2,), output_padding=(1,)), (A, [1, 2, 12]), (A, [1, 2, 12])),
+    (
+        "output_padding ignored when regular",
+        conv(output_padding=(-5, 7, 9)),
+        (A, [1, 4, 3]),
+        (A, [1, 4, 3]),
+    ),
+    (
+        "output_padding -1",
+        conv_t(output_padding=(-1,)),
+        (R, "output_padding.range"),
+        (R, "output_padding.range"),
+    ),
+    (
+        "output_padding = stride = dilation",
+        conv_t(output_padding=(1,)),
+        (R, "output_padding.too_large"),
+        (R, "output_padding.too_large"),
+    ),
+    (
+        "output_padding below stride",
+        conv_t(stride=(2,), output_padding=(1,)),
+        (A, [1, 2, 12]),
+        (A, [1, 2, 12]),
+    ),
     (
         "kernel larger than input, stride 2",
         conv(input=t(1, 1, 2), weight=t(1, 1, 3), bias=None, out=t(1, 1, 1), stride=(2,)),
@@ -85,33 +140,85 @@ TABLE = [
     ),
     (
         "kernel fits the padded input",
-        conv(input=t(1, 1, 2), weight=t(1, 1, 3), bias=None, out=t(1, 1, 1), stride=(2,), padding=(1,)),
+        conv(
+            input=t(1, 1, 2),
+            weight=t(1, 1, 3),
+            bias=None,
+            out=t(1, 1, 1),
+            stride=(2,),
+            padding=(1,),
+        ),
         (A, [1, 1, 1]),
         (A, [1, 1, 1]),
     ),
-    ("dilated kernel larger than input", conv(input=t(1, 2, 4), dilation=(2,)), (R, "output.invalid"), (R, "kernel.gt_padded_input")),
+    (
+        "dilated kernel larger than input",
+        conv(input=t(1, 2, 4), dilation=(2,)),
+        (R, "output.invalid"),
+        (R, "kernel.gt_padded_input"),
+    ),
     ("kernel dim 0", conv(weight=t(4, 2, 0)), (A, [1, 4, 6]), (R, "kernel.nonpos")),
     ("transposed kernel dim 0", conv_t(weight=t(4, 2, 0)), (A, [1, 2, 4]), (R, "kernel.nonpos")),
-    ("empty spatial dim", conv(input=t(1, 2, 0), padding=(2,)), (A, [1, 4, 2]), (R, "input.empty_spatial")),
-    ("empty spatial dim, empty batch", conv(input=t(0, 2, 0), padding=(2,)), (A, [0, 4, 2]), (A, [0, 4, 2])),
+    (
+        "empty spatial dim",
+        conv(input=t(1, 2, 0), padding=(2,)),
+        (A, [1, 4, 2]),
+        (R, "input.empty_spatial"),
+    ),
+    (
+        "empty spatial dim, empty batch",
+        conv(input=t(0, 2, 0), padding=(2,)),
+        (A, [0, 4, 2]),
+        (A, [0, 4, 2]),
+    ),
     ("empty channels", conv(input=t(1, 0, 5), weight=t(4, 0, 3)), (A, [1, 0, 3]), (A, [1, 0, 3])),
     ("transposed", conv_t(), (A, [1, 2, 7]), (A, [1, 2, 7])),
-    ("transposed, output size 0", conv_t(input=t(1, 4, 1), weight=t(4, 2, 1), padding=(1,), bias=None), (R, "output.invalid"), (R, "output.invalid")),
+    (
+        "transposed, output size 0",
+        conv_t(input=t(1, 4, 1), weight=t(4, 2, 1), padding=(1,), bias=None),
+        (R, "output.invalid"),
+        (R, "output.invalid"),
+    ),
     (
         "transposed output past INT32_MAX",
         conv_t(input=t(1, 2, 3), weight=t(2, 4, 3), bias=None, stride=(INT32_MAX,)),
         (A, [1, 4, 1]),
         (R, "output.too_large"),
     ),
-    ("transposed stride 2^62 wraps unsigned", conv_t(stride=(2**62,)), (A, [1, 2, 3]), (R, "stride.range")),
-    ("padding 2^40 is cut to 32 bits", conv(padding=(2**40,)), (A, [1, 4, 3]), (R, "padding.range")),
+    (
+        "transposed stride 2^62 wraps unsigned",
+        conv_t(stride=(2**62,)),
+        (A, [1, 2, 3]),
+        (R, "stride.range"),
+    ),
+    (
+        "padding 2^40 is cut to 32 bits",
+        conv(padding=(2**40,)),
+        (A, [1, 4, 3]),
+        (R, "padding.range"),
+    ),
     (
         "out numel past int64",
-        conv(input=t(INT32_MAX, 1, INT32_MAX, INT32_MAX), weight=t(1, 1, 1, 1), bias=None, out=t(1, 1, 1, 1)),
+        conv(
+            input=t(INT32_MAX, 1, INT32_MAX, INT32_MAX),
+            weight=t(1, 1, 1, 1),
+            bias=None,
+            out=t(1, 1, 1, 1),
+        ),
         (R, "out.resize"),
         (R, "out.resize"),
     ),
-    ("bool tensors", conv(input=t(1, 2, 5, dtype="bool"), weight=t(4, 2, 3, dtype="bool"), out=t(1, 4, 3, dtype="bool"), bias=None), (R, "dtype.unsupported"), (R, "dtype.unsupported")),
+    (
+        "bool tensors",
+        conv(
+            input=t(1, 2, 5, dtype="bool"),
+            weight=t(4, 2, 3, dtype="bool"),
+            out=t(1, 4, 3, dtype="bool"),
+            bias=None,
+        ),
+        (R, "dtype.unsupported"),
+        (R, "dtype.unsupported"),
+    ),
 ]
 
 
@@ -168,12 +275,16 @@ def test_legacy_huge_padding_doubles_past_int64():
 def test_legacy_output_size_past_int32_is_narrowed_not_undefined():
     run = model.run(conv(padding=(2**40,)), "legacy")
     assert run.ub == ()
-    assert [(e.conversion, e.value, e.result) for e in run.narrowing] == [("i64->i32", 2**41 + 3, 3)]
+    assert [(e.conversion, e.value, e.result) for e in run.narrowing] == [
+        ("i64->i32", 2**41 + 3, 3)
+    ]
 
 
 def test_loops_read_a_short_bias_past_its_end_only_in_legacy():
     run = model.run(conv(bias=t(2)), "legacy")
-    assert [(e.kind, e.site) for e in run.ub] == [("heap-buffer-overflow READ", "bias_reads.bias_index")]
+    assert [(e.kind, e.site) for e in run.ub] == [
+        ("heap-buffer-overflow READ", "bias_reads.bias_index")
+    ]
     assert model.predict(run, with_loops=False).verdict == A
     assert model.predict(run, with_loops=True).crash_kind == "heap-buffer-overflow READ"
 

@@ -21,7 +21,9 @@ from convcheck.fixedint import (
 
 EDGES64 = [0, 1, -1, 2, -2, INT64_MAX, INT64_MIN, INT64_MAX - 1, INT64_MIN + 1, 2**32, -(2**32)]
 i64 = st.one_of(st.sampled_from(EDGES64), st.integers(INT64_MIN, INT64_MAX))
-i32 = st.one_of(st.sampled_from([0, 1, -1, INT32_MAX, INT32_MIN]), st.integers(INT32_MIN, INT32_MAX))
+i32 = st.one_of(
+    st.sampled_from([0, 1, -1, INT32_MAX, INT32_MIN]), st.integers(INT32_MIN, INT32_MAX)
+)
 u64 = st.one_of(st.sampled_from([0, 1, UINT64_MAX, 2**63]), st.integers(0, UINT64_MAX))
 
 

@@ -1,0 +1,92 @@
+"""The atheris engine's child process: libFuzzer, coverage-guided over the model.
+
+``atheris.Fuzz()`` owns its process until libFuzzer exits, so the campaign runs this
+module as a child. Coverage comes from the model (imported under instrumentation): its
+branches mirror the C checks, so libFuzzer steers toward every check. Cases are judged in
+batches by the child's own ``Campaign``, which writes each new finding to the corpus the
+moment it appears; the parent reads them back and minimises them.
+
+    python -m convcheck._atheris_engine --revision legacy --corpus DIR [--target LIB]
+        [--no-torch] [--stats FILE] -- [libFuzzer flags and corpus folders]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+BATCH = 64
+FLUSH_SECONDS = 0.5
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    ours, libfuzzer = (
+        (argv[: argv.index("--")], argv[argv.index("--") + 1 :]) if "--" in argv else (argv, [])
+    )
+    parser = argparse.ArgumentParser(prog="convcheck._atheris_engine")
+    parser.add_argument("--revision", default="legacy")
+    parser.add_argument("--target")
+    parser.add_argument("--corpus", required=True)
+    parser.add_argument(
+        "--known", default="", help="signature keys already kept, one per line, in a file"
+    )
+    parser.add_argument("--stats")
+    parser.add_argument("--no-torch", action="store_true")
+    args = parser.parse_args(ours)
+
+    import atheris
+
+    with atheris.instrument_imports(include=["convcheck.model"]):
+        from convcheck import model
+
+    from pathlib import Path
+
+    from convcheck.campaign import Campaign
+    from convcheck.engine import Engine
+    from convcheck.fuzzed import case_from_bytes
+
+    known = set(Path(args.known).read_text().splitlines()) if args.known else set()
+    engine = Engine(args.revision, target=args.target, use_torch=not args.no_torch)
+    run = Campaign(
+        engine,
+        Path(args.corpus),
+        {"found_by": "convcheck fuzz --engine atheris"},
+        sys.stderr,
+        known,
+    )
+    pending = []
+    last_flush = [time.monotonic()]
+
+    def flush() -> None:
+        if pending:
+            run.submit(list(pending))
+            pending.clear()
+        last_flush[0] = time.monotonic()
+        if args.stats:
+            write_stats(args.stats, run)
+
+    def test_one_input(data: bytes) -> None:
+        case = case_from_bytes(data)
+        model.classify(case, args.revision)  # the coverage signal
+        pending.append(case)
+        if len(pending) >= BATCH or time.monotonic() - last_flush[0] > FLUSH_SECONDS:
+            flush()
+
+    atheris.Setup([sys.argv[0], *libfuzzer], test_one_input)
+    atheris.Fuzz()
+
+
+def write_stats(path: str, run) -> None:
+    """Cases judged and when each signature was first seen, for the parent's report."""
+    tmp = f"{path}.tmp"
+    with open(tmp, "w") as f:
+        json.dump({"cases": run.stats.cases, "first_found": run.stats.first_found}, f)
+    os.replace(tmp, path)
+
+
+if __name__ == "__main__":
+    main()

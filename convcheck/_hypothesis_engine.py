@@ -1,0 +1,61 @@
+"""The Hypothesis engine's property: a failure class per signature.
+
+Hypothesis tells failures apart by exception type and location, shrinks each, and
+reports them together. Giving every signature its own subclass of ``NewFinding`` makes
+"distinct bug" mean exactly what the campaign means by it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as hypothesis_seed
+
+from convcheck.strategies import cases
+
+
+class NewFinding(Exception):
+    """A signature this run of the property had not raised before."""
+
+
+_CLASSES: dict[str, type[NewFinding]] = {}
+
+
+def exception_for(key: str) -> type[NewFinding]:
+    if key not in _CLASSES:
+        name = "Finding_" + hashlib.sha1(key.encode()).hexdigest()[:10]
+        _CLASSES[key] = type(name, (NewFinding,), {"__doc__": key})
+    return _CLASSES[key]
+
+
+def run_property(campaign, deadline: float, seed: int) -> None:
+    """One Hypothesis run: generate until a new signature, shrink it, report it."""
+    raised = set(campaign.found)
+
+    @hypothesis_seed(seed)
+    @settings(
+        max_examples=1_000_000,
+        deadline=None,
+        database=None,
+        phases=(Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=True,
+    )
+    @given(cases())
+    def distinct_findings(case):
+        if time.monotonic() > deadline:
+            return  # past the deadline nothing fails, so shrinking ends at once
+        for finding in campaign.submit([case])[0]:
+            if finding.key not in raised:
+                raise exception_for(finding.key)(finding.describe())
+
+    try:
+        distinct_findings()
+    except NewFinding:
+        pass
+    except BaseExceptionGroup as group:
+        _, rest = group.split(NewFinding)
+        if rest is not None:
+            raise rest from None

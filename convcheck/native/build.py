@@ -1,0 +1,156 @@
+"""Building convcheck's kernel: one shared library per revision, sanitized or plain.
+
+A library is ``convcheck.c``, ``checks_shared.c`` and ``conv_loops.c`` with the revision's
+own ``checks_<revision>.c``. Builds are cached in ``$CONVCHECK_CACHE`` (default
+``~/.cache/convcheck``) under a hash of the sources, the flags and the compiler's version,
+and written atomically (a temporary file renamed into place), so concurrent builds of the
+same library are safe. Nothing is fetched: the compiler is clang if it is on PATH, else gcc.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from convcheck.errors import ConvcheckError
+
+REVISIONS = ("legacy", "current")
+SOURCE_DIR = Path(__file__).resolve().parent
+SHARED_SOURCES = ("convcheck.c", "checks_shared.c", "conv_loops.c")
+HEADERS = ("convcheck_abi.h", "convcheck_internal.h")
+
+SANITIZED_FLAGS = (
+    "-std=c11",
+    "-g",
+    "-O1",
+    "-fno-omit-frame-pointer",
+    "-fsanitize=address,undefined",
+    "-fno-sanitize-recover=all",
+    "-shared",
+    "-fPIC",
+)
+PLAIN_FLAGS = ("-std=c11", "-O2", "-shared", "-fPIC")
+
+# What a worker running a sanitized library needs: the first report is fatal and ends in
+# an abort, and a leak at exit is no finding of ours.
+ASAN_OPTIONS = "detect_leaks=0:abort_on_error=1"
+UBSAN_OPTIONS = "halt_on_error=1:print_stacktrace=1"
+
+
+def compiler() -> str:
+    """clang if it is on PATH, else gcc; a ConvcheckError if neither is."""
+    for name in ("clang", "gcc"):
+        path = shutil.which(name)
+        if path is not None:
+            return path
+    raise ConvcheckError("no C compiler: neither clang nor gcc is on PATH")
+
+
+@functools.cache
+def _compiler_version(cc: str) -> str:
+    done = subprocess.run([cc, "--version"], capture_output=True, text=True, check=False)
+    return done.stdout.strip()
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("CONVCHECK_CACHE")
+    path = Path(root) if root else Path.home() / ".cache" / "convcheck"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def build_library(revision: str, sanitized: bool = True) -> Path:
+    """The path of the kernel library for ``revision``, compiled on first use."""
+    if revision not in REVISIONS:
+        raise ConvcheckError(
+            f"revision: unknown revision {revision!r} (known: {', '.join(REVISIONS)})"
+        )
+    sources = [SOURCE_DIR / name for name in SHARED_SOURCES]
+    sources.append(SOURCE_DIR / f"checks_{revision}.c")
+    headers = [SOURCE_DIR / name for name in HEADERS]
+    return compile_shared(sources, f"convcheck-{revision}", sanitized, headers=headers)
+
+
+def compile_shared(
+    sources: Sequence[Path],
+    name: str,
+    sanitized: bool = True,
+    headers: Sequence[Path] = (),
+) -> Path:
+    """Compile C ``sources`` into a cached shared library ``lib<name>-<flavour>-<hash>.so``.
+
+    Sources are compiled from their own directory and by file name, so sanitizer reports
+    name sites as ``checks_legacy.c:123``. ``headers`` only feed the cache key.
+    """
+    cc = compiler()
+    flags = SANITIZED_FLAGS if sanitized else PLAIN_FLAGS
+    digest = hashlib.sha256()
+    for part in (cc, _compiler_version(cc), *flags):
+        digest.update(part.encode() + b"\0")
+    for path in [*sources, *headers]:
+        digest.update(path.name.encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    flavour = "asan" if sanitized else "plain"
+    target = cache_dir() / f"lib{name}-{flavour}-{digest.hexdigest()[:16]}.so"
+    if target.exists():
+        return target
+    directories = {path.parent for path in sources}
+    assert len(directories) == 1, "sources come from one directory"
+    (source_dir,) = directories
+    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=target.name, suffix=".tmp")
+    os.close(fd)
+    try:
+        command = [cc, *flags, "-o", temporary, *(path.name for path in sources)]
+        done = subprocess.run(command, cwd=source_dir, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise ConvcheckError(f"building {name} with {cc}: {_first_error(done.stderr)}")
+        os.chmod(temporary, 0o755)
+        os.replace(temporary, target)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+    return target
+
+
+def _first_error(stderr: str) -> str:
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    for line in lines:
+        if "error" in line:
+            return line
+    return lines[0] if lines else "the compiler failed and printed nothing"
+
+
+@functools.cache
+def sanitizer_runtime(cc: str | None = None) -> str:
+    """The ASan runtime a worker preloads to load a sanitized library into Python."""
+    cc = cc or compiler()
+    if os.path.basename(cc).startswith("clang"):
+        names = ("libclang_rt.asan.so", f"libclang_rt.asan-{platform.machine()}.so")
+    else:
+        names = ("libasan.so",)
+    for name in names:
+        done = subprocess.run(
+            [cc, f"-print-file-name={name}"], capture_output=True, text=True, check=False
+        )
+        path = done.stdout.strip()
+        if done.returncode == 0 and os.path.isabs(path) and os.path.exists(path):
+            return os.path.realpath(path)
+    raise ConvcheckError(f"{cc} does not know where its ASan runtime ({names[0]}) is")
+
+
+def worker_env(sanitized: bool) -> dict[str, str]:
+    """Environment for a worker process; empty for a plain library."""
+    if not sanitized:
+        return {}
+    return {
+        "LD_PRELOAD": sanitizer_runtime(),
+        "ASAN_OPTIONS": ASAN_OPTIONS,
+        "UBSAN_OPTIONS": UBSAN_OPTIONS,
+    }

@@ -1,0 +1,222 @@
+/*
+ * checks_legacy.c: revision `legacy`, ExecuTorch's portable convolution.out as of its main
+ * of August 2026 (check_convolution_args, get_convolution_out_target_size and
+ * _kernel_output_size_helper in kernel_ops_util.cpp; convolution_out in
+ * op_convolution.cpp), bugs included: that is the point of this revision.
+ *
+ * The arithmetic is real C arithmetic on the types the original uses, so that the
+ * sanitizers see the same undefined behaviour: nothing here guards a multiply, a `%` or
+ * a narrowing that the original does not guard. Each step is one function, in the order
+ * of docs/checks.md; cc_revision_steps lists them.
+ */
+#include <stdint.h>
+#include <stdio.h>
+
+#include "convcheck_internal.h"
+
+const char cc_revision_name[] = "convcheck legacy";
+
+/* Where a failed check writes its message, as ET_LOG would; never printed. Writing it
+   keeps the message's arithmetic real, as it is in the original. */
+static char legacy_log[160];
+
+/* Step 3. 1-D and 2-D convolutions only: a 5-D (3-D convolution) input is refused. */
+static const char *step_ranks(const convcheck_call *call, cc_plan *plan) {
+    (void)plan;
+    if (call->input.rank != 3 && call->input.rank != 4) {
+        return "rank.input";
+    }
+    if (call->weight.rank != call->input.rank) {
+        return "rank.weight";
+    }
+    if (call->out.rank != call->input.rank) {
+        return "rank.out";
+    }
+    return NULL;
+}
+
+/* Step 4. The original writes
+ *     b.size(0) == transposed ? groups * w.size(1) : w.size(0)
+ * which C parses as (b.size(0) == transposed) ? ... : ..., so the comparison only picks a
+ * branch and the branch's value is the condition. groups is not validated yet: its
+ * multiply can overflow (signed-integer-overflow), the bug the fix reorders away. */
+static const char *step_bias_shape(const convcheck_call *call, cc_plan *plan) {
+    (void)plan;
+    if (!call->has_bias) {
+        return NULL;
+    }
+    if (call->bias.rank != 1) {
+        return "bias.rank";
+    }
+    int32_t b0 = call->bias.sizes[0];
+    int64_t w0 = call->weight.sizes[0];
+    int64_t w1 = call->weight.sizes[1];
+    int64_t condition;
+    if (b0 == call->transposed) {
+        condition = call->groups * w1; /* unchecked int64 multiply */
+    } else {
+        condition = w0;
+    }
+    if (condition == 0) {
+        /* The failure message prints the expected length: for a transposed call that is
+           the same unchecked multiply once more. */
+        int64_t expected = call->transposed ? call->groups * w1 : w0;
+        snprintf(legacy_log, sizeof legacy_log,
+                 "bias length must equal number of output channels, but got %d; "
+                 "expected %lld",
+                 (int)b0, (long long)expected);
+        return "bias.length";
+    }
+    return NULL;
+}
+
+/* Steps 5 to 8. Only lower bounds: nothing keeps 2 * padding or dilation * (k - 1) from
+   overflowing in the output size. */
+static const char *step_stride(const convcheck_call *call, cc_plan *plan) {
+    (void)plan;
+    /* stride >= 1: the regular output size divides by it. */
+    return cc_param_array(call->stride, call->stride_len, call->input.rank - 2, 1, INT64_MAX,
+                          "stride.length", "stride.range");
+}
+
+static const char *step_padding(const convcheck_call *call, cc_plan *plan) {
+    (void)plan;
+    /* padding >= 0: a negative padding would crop the input. */
+    return cc_param_array(call->padding, call->padding_len, call->input.rank - 2, 0, INT64_MAX,
+                          "padding.length", "padding.range");
+}
+
+static const char *step_dilation(const convcheck_call *call, cc_plan *plan) {
+    (void)plan;
+    /* dilation >= 1: 0 would put every kernel tap on the same input element. */
+    return cc_param_array(call->dilation, call->dilation_len, call->input.rank - 2, 1,
+                          INT64_MAX, "dilation.length", "dilation.range");
+}
+
+static const char *step_output_padding(const convcheck_call *call, cc_plan *plan) {
+    (void)plan;
+    if (!call->transposed) {
+        return NULL;
+    }
+    /* output_padding >= 0: it only adds output positions. */
+    const char *check = cc_param_array(call->output_padding, call->output_padding_len,
+                                       call->input.rank - 2, 0, INT64_MAX,
+                                       "output_padding.length", "output_padding.range");
+    if (check != NULL) {
+        return check;
+    }
+    return cc_output_padding_vs_stride_dilation(call);
+}
+
+/* Step 9. No groups >= 1 check: a negative groups passes both tests, and 0 reaches the
+   int64 `%` (division by zero: SIGFPE, or UBSan's division-by-zero). */
+static const char *step_groups(const convcheck_call *call, cc_plan *plan) {
+    (void)plan;
+    int64_t w0 = call->weight.sizes[0];
+    if (w0 < call->groups) {
+        return "groups.gt_weight0";
+    }
+    if (w0 % call->groups != 0) {
+        return "groups.not_div_weight0";
+    }
+    return NULL;
+}
+
+/* Step 10. Each group reads w.size(1) input channels (regular); a transposed weight has
+   one row per input channel. The multiply is unchecked: a huge negative groups gets here. */
+static const char *step_channels(const convcheck_call *call, cc_plan *plan) {
+    (void)plan;
+    int64_t in_c = call->input.sizes[1];
+    if (!call->transposed) {
+        if (in_c != call->groups * (int64_t)call->weight.sizes[1]) {
+            return "input.channels";
+        }
+    } else if (in_c != call->weight.sizes[0]) {
+        return "input.channels";
+    }
+    return NULL;
+}
+
+/* Step 11. convolution_out requires input and out to share a layout. */
+static const char *step_same_dim_order(const convcheck_call *call, cc_plan *plan) {
+    (void)plan;
+    int both_contiguous = cc_is_contiguous(&call->input) && cc_is_contiguous(&call->out);
+    int both_channels_last = cc_is_channels_last(&call->input) && cc_is_channels_last(&call->out);
+    if (!both_contiguous && !both_channels_last) {
+        return "dim_order.in_out";
+    }
+    return NULL;
+}
+
+/* _kernel_output_size_helper without ceil mode. The input size is a size_t parameter, so
+ * every + and - with it is unsigned (wraps, defined) and the int64 operands convert to
+ * size_t; 2 * pad and dilation * (kernel - 1) are int64 multiplies (UB on overflow),
+ * evaluated here in the order they are written. The unsigned result converts back to
+ * int64 (implementation-defined above INT64_MAX: gcc and clang wrap). The regular size
+ * divides in int64, truncating toward zero: a kernel too large by less than the stride
+ * gives 1, and a numerator of INT64_MAX with stride 1 overflows the + 1. */
+static int64_t kernel_output_size(size_t in, int64_t kernel, int64_t pad, int64_t stride,
+                                  int64_t dilation, int transposed, int64_t output_padding) {
+    int64_t two_pad = 2 * pad;
+    int64_t dilated = dilation * (kernel - 1);
+    if (transposed) {
+        size_t size = (in - 1) * (size_t)stride - (size_t)two_pad + (size_t)dilated +
+                      (size_t)output_padding + 1;
+        return (int64_t)size;
+    }
+    int64_t numerator = (int64_t)(in + (size_t)two_pad - (size_t)dilated - 1);
+    return numerator / stride + 1;
+}
+
+/* Step 12. get_convolution_out_target_size: int64 sizes stored into the int32 size type
+   (implementation-defined narrowing: the low 32 bits). */
+static const char *step_output_sizes(const convcheck_call *call, cc_plan *plan) {
+    const convcheck_tensor *in = &call->input;
+    const convcheck_tensor *w = &call->weight;
+    int32_t ndim = in->rank - 2;
+    plan->out_rank = in->rank;
+    plan->out_sizes[0] = in->sizes[0];
+    int64_t channels;
+    if (in->sizes[1] == 0) {
+        channels = 0;
+    } else if (call->transposed) {
+        channels = call->groups * (int64_t)w->sizes[1]; /* unchecked int64 multiply */
+    } else {
+        channels = w->sizes[0];
+    }
+    plan->out_sizes[1] = (int32_t)channels; /* narrowed to the int32 size type */
+    for (int32_t i = 0; i < ndim; i++) {
+        int64_t k = w->sizes[2 + i];
+        int64_t s = cc_val_at(call->stride, call->stride_len, i, k);
+        int64_t d = cc_val_at(call->dilation, call->dilation_len, i, 1);
+        int64_t p = cc_val_at(call->padding, call->padding_len, i, 0);
+        int64_t op = call->transposed
+                         ? cc_val_at(call->output_padding, call->output_padding_len, i, 0)
+                         : 0;
+        int64_t size = kernel_output_size((size_t)in->sizes[2 + i], k, p, s, d, call->transposed,
+                                          op);
+        plan->out_sizes[2 + i] = (int32_t)size; /* narrowed to the int32 size type */
+    }
+    return NULL;
+}
+
+const cc_step cc_revision_steps[] = {
+    cc_step_dtypes,            /* 1 */
+    cc_step_dim_orders,        /* 2 */
+    step_ranks,                /* 3 */
+    step_bias_shape,           /* 4 */
+    step_stride,               /* 5 */
+    step_padding,              /* 6 */
+    step_dilation,             /* 7 */
+    step_output_padding,       /* 8 */
+    step_groups,               /* 9 */
+    step_channels,             /* 10 */
+    step_same_dim_order,       /* 11 */
+    step_output_sizes,         /* 12 */
+    cc_step_output_size_valid, /* 13 */
+    cc_step_resize_out,        /* 14 */
+    cc_step_empty_out,         /* 15 */
+    cc_step_dtype_switch,      /* 16 */
+    cc_step_bias_load_fn,      /* 17: a bool bias gets a NULL load function, called by the loops */
+};
+const size_t cc_revision_step_count = sizeof cc_revision_steps / sizeof cc_revision_steps[0];

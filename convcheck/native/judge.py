@@ -1,0 +1,173 @@
+"""The native judge: convcheck's C kernel, or a user's library with the same ABI, behind
+the sandbox.
+
+The library is checked in the parent before any worker starts: its dynamic symbol table
+must export the four ABI entries, and a short-lived probe process (with the sanitizer
+runtime preloaded when the library needs it) loads it and asks its ABI version. A library
+that fails either is a one-line ``ConvcheckError``. The parent never loads the library.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+import convcheck
+from convcheck.case import Case
+from convcheck.errors import ConvcheckError
+from convcheck.native import abi
+from convcheck.native._elf import read_dynamic_info
+from convcheck.native.build import REVISIONS, build_library, worker_env
+from convcheck.native.worker import RunLimits
+from convcheck.outcome import Outcome
+from convcheck.sandbox import Crash, Hang, WorkerPool, WorkerSpec
+
+_PROBE_TIMEOUT = 60.0  # seconds; loading a library under ASan is quick, but CI is slow
+_PROBE = """
+import json, sys
+sys.path.insert(0, sys.argv[3])
+from convcheck.errors import ConvcheckError
+from convcheck.native.worker import load_library
+try:
+    lib = load_library(sys.argv[1], sys.argv[2])
+    print(json.dumps({"name": lib.convcheck_name().decode(errors="replace")}))
+except ConvcheckError as e:
+    print(json.dumps({"error": str(e)}))
+"""
+
+
+def probe_library(path: Path, what: str = "target", sanitized: bool | None = None) -> str:
+    """Check that ``path`` is a library of this ABI without loading it here; its name.
+
+    ``sanitized`` None: read from the library whether it needs the ASan runtime.
+    """
+    if not path.is_file():
+        raise ConvcheckError(f"{what} {path}: no such file")
+    info = read_dynamic_info(path)
+    if info is not None:
+        for symbol in abi.SYMBOLS:
+            if symbol not in info.defined:
+                raise ConvcheckError(
+                    f"{what} {path}: missing symbol {symbol} (is it built against convcheck_abi.h?)"
+                )
+        if sanitized is None:
+            sanitized = info.sanitized
+    package_root = str(Path(convcheck.__file__).resolve().parent.parent)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _PROBE, str(path), what, package_root],
+            env={**os.environ, **worker_env(bool(sanitized))},
+            capture_output=True,
+            text=True,
+            timeout=_PROBE_TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise ConvcheckError(
+            f"{what} {path}: loading it took more than {_PROBE_TIMEOUT:g} s"
+        ) from None
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        said = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        raise ConvcheckError(f"{what} {path}: loading it failed: {said}")
+    answer = json.loads(lines[-1])
+    if "error" in answer:
+        raise ConvcheckError(answer["error"])
+    return answer["name"]
+
+
+class NativeJudge:
+    """Judges cases with a C library of convcheck's ABI, in sandboxed worker processes.
+
+    ``NativeJudge("legacy")`` builds and uses convcheck's own kernel for that revision
+    (sanitized: ASan + UBSan, halting on the first report); ``NativeJudge(target=path)``
+    uses a user's library instead (``revision`` and ``sanitized`` are then ignored: whether
+    it needs the sanitizer runtime is read from the library). ``check`` runs the argument
+    checks only; ``run`` also computes small outputs (see ``RunLimits``), filling
+    ``Outcome.values``. A crash or a hang is an outcome, never an exception.
+    """
+
+    def __init__(
+        self,
+        revision: str = "current",
+        target: str | os.PathLike | None = None,
+        sanitized: bool = True,
+        jobs: int = 1,
+        timeout: float = 10.0,
+        memory_limit_mb: int | None = 4096,
+        limits: RunLimits | None = None,
+    ) -> None:
+        if target is None:
+            if revision not in REVISIONS:
+                raise ConvcheckError(
+                    f"revision: unknown revision {revision!r} (known: {', '.join(REVISIONS)})"
+                )
+            self.revision: str | None = revision
+            self.library = build_library(revision, sanitized)
+            what = "native library"
+        else:
+            self.revision = None
+            self.library = Path(target).absolute()
+            what = "target"
+            info = read_dynamic_info(self.library) if self.library.is_file() else None
+            sanitized = info.sanitized if info is not None else False
+        self.sanitized = sanitized
+        self.name = probe_library(self.library, what, sanitized)
+        limits = limits or RunLimits()
+        spec = WorkerSpec(
+            handler="convcheck.native.worker:handle",
+            init="convcheck.native.worker:init",
+            config={"library": str(self.library), "what": what, "limits": asdict(limits)},
+            env=worker_env(sanitized),
+            memory_limit_mb=memory_limit_mb,
+            sanitized=sanitized,
+        )
+        self._pool = WorkerPool(spec, jobs=jobs, timeout=timeout)
+
+    def __repr__(self) -> str:
+        return f"NativeJudge({self.name!r}, library={str(self.library)!r})"
+
+    def check(self, cases: Sequence[Case]) -> list[Outcome]:
+        """The checks' verdict and output sizes for each case; no tensor data is touched."""
+        return self._judge(cases, "check")
+
+    def run(self, cases: Sequence[Case]) -> list[Outcome]:
+        """The checks, then the convolution on deterministic inputs for small accepted cases."""
+        return self._judge(cases, "run")
+
+    def close(self) -> None:
+        """Stop the workers (a later call starts new ones)."""
+        self._pool.close()
+
+    def __enter__(self) -> NativeJudge:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _judge(self, cases: Sequence[Case], mode: str) -> list[Outcome]:
+        requests = [{"case": case.to_json(), "mode": mode} for case in cases]
+        return [_outcome(answer) for answer in self._pool.run(requests)]
+
+
+def _outcome(answer: dict | Crash | Hang) -> Outcome:
+    if isinstance(answer, Crash):
+        return Outcome.crashed(answer.kind, answer.site, detail=_first_report_line(answer))
+    if isinstance(answer, Hang):
+        return Outcome.hung(detail=answer.describe())
+    if answer["verdict"] == "accept":
+        values = answer.get("values")
+        return Outcome.accept(answer["out_sizes"], None if values is None else tuple(values))
+    return Outcome.reject(answer["check"])
+
+
+def _first_report_line(crash: Crash) -> str:
+    for line in crash.report.splitlines():
+        if "runtime error:" in line or "ERROR:" in line:
+            return line.strip()
+    return crash.describe()

@@ -1,0 +1,182 @@
+"""The worker side of the native judge: runs inside a sandbox worker process.
+
+``init(config)`` loads the library (``config["library"]``) and checks its ABI;
+``handle(request)`` judges one case. A request is ``{"case": <case JSON>, "mode":
+"check" | "run"}``; the answer is ``{"verdict", "check", "out_sizes", "values", "ran"}``.
+
+For ``run``, the call is checked first; if accepted and small enough (see ``RunLimits``),
+every tensor gets its own heap block of exactly numel * element size bytes from the C
+``malloc`` (the sanitizer's, when it is preloaded: a read one element past the end is then
+a heap-buffer-overflow report), filled from ``convcheck.values.logical_values`` in the
+tensor's dim order, and the library's ``convcheck_run`` computes out, which comes back in
+logical order as floats.
+
+Startup is kept light (no numpy until the first run request): a worker starts again after
+every crash.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+
+from convcheck.errors import ConvcheckError
+from convcheck.native import abi
+
+
+@dataclass(frozen=True)
+class RunLimits:
+    """Above these, a ``run`` request is answered like a ``check`` (``ran`` false).
+
+    They keep a run's memory and time small: the values are for small shapes, and a
+    kernel that takes long on a large but valid call is not a hang worth reporting.
+    """
+
+    max_tensor_elements: int = 1 << 20
+    max_out_elements: int = 1 << 16
+    max_work: int = 1 << 24  # multiply-adds, plus one per output element and per group
+
+
+class _State:
+    lib: ctypes.CDLL | None = None
+    check_entry = None
+    run_entry = None
+    builder: abi.CallBuilder | None = None
+    result: abi.Result | None = None
+    limits = RunLimits()
+    libc: ctypes.CDLL | None = None
+
+
+_state = _State()
+
+
+def load_library(path: str, what: str = "target") -> ctypes.CDLL:
+    """Load ``path`` and check that it speaks this ABI; a one-line ConvcheckError if not."""
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        raise ConvcheckError(f"{what} {path}: cannot be loaded ({e})") from None
+    missing = abi.missing_symbols(lib)
+    if missing:
+        raise ConvcheckError(
+            f"{what} {path}: missing symbol {missing[0]} (is it built against convcheck_abi.h?)"
+        )
+    abi.declare(lib)
+    version = lib.convcheck_abi_version()
+    if version != abi.ABI_VERSION:
+        raise ConvcheckError(
+            f"{what} {path}: ABI version {version}, convcheck speaks version "
+            f"{abi.ABI_VERSION} (rebuild it against this convcheck_abi.h)"
+        )
+    return lib
+
+
+def init(config: dict) -> None:
+    lib = load_library(config["library"], config.get("what", "target"))
+    _state.lib = lib
+    _state.check_entry = lib.convcheck_check
+    _state.run_entry = lib.convcheck_run
+    _state.builder = abi.CallBuilder()
+    _state.result = abi.Result()
+    _state.limits = RunLimits(**config.get("limits", {}))
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype = ctypes.c_void_p
+    libc.malloc.argtypes = [ctypes.c_size_t]
+    libc.free.restype = None
+    libc.free.argtypes = [ctypes.c_void_p]
+    _state.libc = libc
+
+
+def handle(request: dict) -> dict:
+    mode = request.get("mode", "check")
+    if mode not in ("check", "run"):
+        raise ConvcheckError(f"mode: expected 'check' or 'run', got {mode!r}")
+    case = request["case"]
+    call = _state.builder.fill(case)
+    result = _state.result
+    status = _state.check_entry(ctypes.byref(call), ctypes.byref(result))
+    if status != 0:
+        raise ConvcheckError(f"convcheck_check returned {status} ({result.check.decode()})")
+    answer = _answer(result)
+    if mode == "check" or not result.accepted:
+        return answer
+    if not _small_enough(case, answer["out_sizes"]):
+        return answer
+    return _run(case, call, answer["out_sizes"])
+
+
+def _answer(result: abi.Result) -> dict:
+    if result.accepted:
+        sizes = list(result.out_sizes[: result.out_rank])
+        return {
+            "verdict": "accept",
+            "check": None,
+            "out_sizes": sizes,
+            "values": None,
+            "ran": False,
+        }
+    return {
+        "verdict": "reject",
+        "check": result.check.decode(),
+        "out_sizes": None,
+        "values": None,
+        "ran": False,
+    }
+
+
+def _numel(sizes) -> int:
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
+
+
+def _small_enough(case: dict, out_sizes: list[int]) -> bool:
+    limits = _state.limits
+    tensors = [case["input"]["sizes"], case["weight"]["sizes"], out_sizes]
+    if case["bias"] is not None:
+        tensors.append(case["bias"]["sizes"])
+    if any(_numel(sizes) > limits.max_tensor_elements for sizes in tensors):
+        return False
+    out_numel = _numel(out_sizes)
+    if out_numel > limits.max_out_elements:
+        return False
+    return _work(case, out_sizes) <= limits.max_work
+
+
+def _work(case: dict, out_sizes: list[int]) -> int:
+    """Multiply-adds of the loops (an upper bound), plus their per-element overheads."""
+    in_sizes, w_sizes = case["input"]["sizes"], case["weight"]["sizes"]
+    groups = max(case["groups"], 1)
+    taps = _numel(w_sizes[2:])
+    in_per_group = in_sizes[1] // groups
+    positions = _numel(in_sizes[2:]) if case["transposed"] else _numel(out_sizes[2:])
+    multiply_adds = out_sizes[0] * out_sizes[1] * positions * in_per_group * taps
+    return multiply_adds + _numel(out_sizes) + out_sizes[0] * groups
+
+
+def _run(case: dict, call: abi.Call, out_sizes: list[int]) -> dict:
+    from convcheck.native import _buffers  # numpy: only once a run needs it
+
+    libc = _state.libc
+    blocks = []
+    try:
+        call.input.data = _buffers.filled_block(libc, blocks, case["input"], "input")
+        call.weight.data = _buffers.filled_block(libc, blocks, case["weight"], "weight")
+        if case["bias"] is not None:
+            call.bias.data = _buffers.filled_block(libc, blocks, case["bias"], "bias")
+        out_spec = dict(case["out"], sizes=out_sizes)
+        call.out.data = _buffers.empty_block(libc, blocks, out_spec)
+        result = _state.result
+        status = _state.run_entry(ctypes.byref(call), ctypes.byref(result))
+        if status != 0:
+            raise ConvcheckError(f"convcheck_run returned {status} ({result.check.decode()})")
+        answer = _answer(result)
+        if answer["verdict"] == "accept" and answer["out_sizes"] == out_sizes:
+            answer["values"] = _buffers.read_block(call.out.data, out_spec)
+            answer["ran"] = True
+        return answer
+    finally:
+        for block in blocks:
+            libc.free(block)
+        call.input.data = call.weight.data = call.bias.data = call.out.data = None

@@ -1,0 +1,1 @@
+"""Tests of the native judge: convcheck's C kernel, its ABI, build and binding."""

@@ -1,0 +1,541 @@
+"""The sandbox: results in order, crashes and hangs as values, no worker left behind.
+
+The handlers are in ``_handlers.py`` (tests/ is on sys.path, see tests/conftest.py, and
+workers import with the parent's sys.path).
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from convcheck.errors import ConvcheckError
+from convcheck.sandbox import Crash, Hang, WorkerPool, WorkerSpec, _classify
+
+HANDLE = "sandbox._handlers:handle"
+SPEC = WorkerSpec(handler=HANDLE)
+
+
+def _children() -> list[tuple[int, str, str]]:
+    """(pid, state, command line) of this process's children, zombies included."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:  # exited while we looked
+            continue
+        state, ppid = stat.rpartition(")")[2].split()[:2]
+        if int(ppid) == os.getpid():
+            found.append((int(entry), state, cmdline.decode(errors="replace")))
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def _leftovers() -> set[int]:
+    """Children that are workers, or that nobody reaped."""
+    return {pid for pid, state, cmdline in _children() if state == "Z" or "_worker_main" in cmdline}
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_workers():
+    before = _leftovers()
+    yield
+    assert _leftovers() - before == set()
+
+
+def test_mixed_batch_comes_back_in_order_with_each_outcome():
+    requests = [
+        {"op": "echo", "n": 0},
+        {"op": "segv"},
+        {"op": "echo", "n": 2},
+        {"op": "raise", "message": "bad stride"},
+        {"op": "fpe"},
+        {"op": "sleep", "seconds": 60},
+        {"op": "echo", "n": 6},
+        {"op": "null"},
+        {"op": "exit", "status": 3},
+        {"op": "echo", "n": 9},
+    ]
+    with WorkerPool(SPEC, jobs=2, timeout=3.0) as pool:
+        results = pool.run(requests)
+
+    assert len(results) == len(requests)
+    for index in (0, 2, 6, 9):
+        assert results[index] == requests[index]
+    segv, raised, fpe, hang, null, exited = (results[i] for i in (1, 3, 4, 5, 7, 8))
+    assert (segv.kind, segv.signal, segv.exit_status) == ("SIGSEGV", "SIGSEGV", None)
+    # faulthandler's traceback names the Python line that was running.
+    assert segv.site.startswith("_kill _handlers.py:")
+    assert "Fatal Python error: Segmentation fault" in segv.report
+    assert raised == Crash("python-exception", "ValueError: bad stride", None, None, raised.report)
+    assert "Traceback" in raised.report and "bad stride" in raised.report
+    assert (fpe.kind, fpe.signal) == ("SIGFPE", "SIGFPE")
+    assert hang == Hang(3.0)
+    assert (null.kind, null.signal) == ("SIGSEGV", "SIGSEGV")
+    assert null.site.startswith("string_at __init__.py:")  # ctypes' own Python frame
+    assert (exited.kind, exited.signal, exited.exit_status) == ("exit", None, 3)
+    assert exited.to_json() == {"kind": "exit", "site": "", "signal": None, "exit_status": 3}
+    assert hang.to_json() == {"kind": "hang", "timeout": 3.0}
+    assert segv.describe().startswith("crash: SIGSEGV, _kill _handlers.py:")
+    assert hang.describe() == "hang: no result within 3 s"
+
+
+def test_a_crash_report_holds_only_the_crashing_requests_output():
+    with WorkerPool(SPEC) as pool:
+        first, crash = pool.run(
+            [
+                {"op": "print", "text": "noise from an earlier request"},
+                {"op": "print_and_segv", "text": "last words"},
+            ]
+        )
+    assert first == {}
+    assert crash.kind == "SIGSEGV"
+    assert "last words" in crash.report
+    assert "noise" not in crash.report
+
+
+def test_a_handler_that_returns_no_dict_is_a_python_exception():
+    with WorkerPool(SPEC) as pool:
+        [result] = pool.run([{"op": "list"}])
+    assert result.kind == "python-exception"
+    assert result.site == "TypeError: handler returned list, not dict"
+
+
+def test_jobs_share_a_small_batch():
+    with WorkerPool(SPEC, jobs=2) as pool:
+        first, second = pool.run([{"op": "pid", "sleep": 0.2}] * 2)
+    assert first["pid"] != second["pid"]
+
+
+def test_large_requests_and_results_pass_whole():
+    # Bigger than a pipe's buffer both ways, so writes and reads come in pieces.
+    requests = [{"op": "echo", "n": n, "text": "x" * (1 << 20)} for n in range(8)]
+    with WorkerPool(SPEC, jobs=2) as pool:
+        assert pool.run(requests) == requests
+
+
+def test_workers_are_reused_across_runs_and_replaced_after_a_crash():
+    with WorkerPool(SPEC, jobs=1) as pool:
+        [before] = pool.run([{"op": "pid"}])
+        [again] = pool.run([{"op": "pid"}])
+        raised, after_raise = pool.run([{"op": "raise", "message": "x"}, {"op": "pid"}])
+        crash, after_crash = pool.run([{"op": "segv"}, {"op": "pid"}])
+    assert before == again == after_raise  # an exception does not cost the worker
+    assert raised.kind == "python-exception"
+    assert crash.kind == "SIGSEGV"
+    assert after_crash != before
+
+
+def test_a_pool_survives_a_thousand_crashes_and_leaves_no_process():
+    before = _leftovers()
+    with WorkerPool(SPEC, jobs=2, timeout=30.0) as pool:
+        results = pool.run([{"op": "segv"}] * 1000 + [{"op": "pid"}])
+        assert all(isinstance(r, Crash) and r.kind == "SIGSEGV" for r in results[:-1])
+        # Crashed workers were reaped as the batch went: at most `jobs` left, all alive.
+        assert len(_leftovers() - before) <= 2
+        pid = results[-1]["pid"]
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_unsanitized_memory_limit_caps_the_address_space():
+    spec = WorkerSpec(handler=HANDLE, memory_limit_mb=256)
+    with WorkerPool(spec) as pool:
+        limit, small, python_big, c_big, after = pool.run(
+            [
+                {"op": "limit"},
+                {"op": "alloc", "megabytes": 16},
+                {"op": "alloc", "megabytes": 512},
+                {"op": "malloc", "megabytes": 512},
+                {"op": "alloc", "megabytes": 16},
+            ]
+        )
+    assert limit == {"as": 256 << 20}
+    assert small == after == {"length": 16 << 20}
+    # Python's MemoryError is an exception in the handler, not a dead process.
+    assert python_big.kind == "python-exception"
+    assert python_big.site.startswith("MemoryError")
+    # C's malloc says NULL.
+    assert c_big == {"null": True}
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        (
+            WorkerSpec(handler="sandbox._no_such_module:handle"),
+            "ModuleNotFoundError: No module named 'sandbox._no_such_module'",
+        ),
+        (WorkerSpec(handler="sandbox._handlers:no_such_function"), "AttributeError"),
+        (
+            WorkerSpec(
+                handler=HANDLE, init="sandbox._handlers:init_raises", config={"message": "no lib"}
+            ),
+            "RuntimeError: no lib",
+        ),
+        (WorkerSpec(handler=HANDLE, init="sandbox._handlers:init_segv"), "SIGSEGV"),
+    ],
+    ids=["no module", "no function", "init raises", "init crashes"],
+)
+def test_a_worker_that_cannot_start_is_one_line_error(spec, expected):
+    with WorkerPool(spec, jobs=2) as pool, pytest.raises(ConvcheckError) as error:
+        pool.run([{"op": "echo"}] * 4)
+    message = str(error.value)
+    assert expected in message
+    assert spec.handler in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: WorkerSpec(handler="no_colon"),
+        lambda: WorkerSpec(handler=HANDLE, init="x:"),
+        lambda: WorkerSpec(handler=HANDLE, config={"lib": object()}),
+        lambda: WorkerSpec(handler=HANDLE, env={"LD_PRELOAD": 1}),
+        lambda: WorkerSpec(handler=HANDLE, memory_limit_mb=0),
+        lambda: WorkerSpec(handler=HANDLE, memory_limit_mb=1.5),
+        lambda: WorkerPool(SPEC, jobs=0),
+        lambda: WorkerPool(SPEC, jobs=True),
+        lambda: WorkerPool(SPEC, timeout=0),
+        lambda: WorkerPool(SPEC, timeout="5"),
+        lambda: WorkerPool(SPEC).run([{"op": "echo"}, ["not", "a", "dict"]]),
+        lambda: WorkerPool(SPEC).run([{"op": "echo", "value": {1, 2}}]),
+    ],
+)
+def test_invalid_arguments_raise(build):
+    with pytest.raises(ConvcheckError):
+        build()
+
+
+def test_keyboard_interrupt_during_run_reaps_every_worker():
+    before = _leftovers()
+    with WorkerPool(SPEC, jobs=2, timeout=60.0) as pool:
+        pool.run([{"op": "echo"}] * 2)
+        assert len(_leftovers() - before) == 2
+        timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                pool.run([{"op": "sleep", "seconds": 30}] * 2)
+        finally:
+            timer.join()
+        assert _leftovers() - before == set()
+        # The pool starts new workers on the next run.
+        assert pool.run([{"op": "echo"}]) == [{"op": "echo"}]
+
+
+def test_no_worker_outlives_its_parent(tmp_path):
+    script = tmp_path / "parent.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import os, signal, sys
+            sys.path.insert(0, {str(Path(__file__).parents[1])!r})
+            from convcheck.sandbox import WorkerPool, WorkerSpec
+            pool = WorkerPool(WorkerSpec(handler={HANDLE!r}))
+            print(pool.run([{{"op": "pid"}}])[0]["pid"], flush=True)
+            os.kill(os.getpid(), signal.SIGKILL)
+            """
+        )
+    )
+    parent = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert parent.returncode == -signal.SIGKILL, parent.stderr
+    worker = int(parent.stdout)
+    # Wait for the kernel's SIGKILL to land (whoever inherits the orphan may not reap it).
+    for _ in range(400):
+        if not _running(worker):
+            break
+        time.sleep(0.025)
+    else:
+        pytest.fail(f"worker {worker} outlived its parent")
+
+
+# -- sanitizer reports -------------------------------------------------------------------
+
+UBSAN_OVERFLOW = """\
+/work/main/convcheck/native/checks_shared.c:41:17: runtime error: signed integer overflow: \
+9223372036854775807 * 4 cannot be represented in type 'long int'
+    #0 0x7f3a2b1c4d5e in conv_check_bias /work/main/convcheck/native/checks_shared.c:41
+    #1 0x7f3a2b1c5f00 in conv_check /work/main/convcheck/native/checks_current.c:88
+    #2 0x7f3a2c190f79  (/lib/x86_64-linux-gnu/libffi.so.8+0x6f79)
+"""
+
+UBSAN_DIVISION = """\
+checks_legacy.c:120:22: runtime error: division of -9223372036854775808 by -1 cannot be \
+represented in type 'long int'
+    #0 0x7f20477792b1 in legacy_out_size /src/checks_legacy.c:120
+"""
+
+UBSAN_ZERO = "checks_legacy.c:131:9: runtime error: division by zero\n"
+
+UBSAN_SHIFT = """\
+kernel.c:7:14: runtime error: shift exponent 64 is too large for 64-bit type 'long int'
+    #0 0x55d0c1a3 in pack_flags (/tmp/libk.so+0x1139)
+"""
+
+UBSAN_NULL = "kernel.c:30:12: runtime error: load of null pointer of type 'const int64_t'\n"
+
+UBSAN_UNKNOWN = "kernel.c:3:1: runtime error: something new the runtime learnt to say\n"
+
+ASAN_HEAP = """\
+=================================================================
+==123==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602000000014 at pc \
+0x7f8e4a1b2c3d bp 0x7ffc1a2b3c40 sp 0x7ffc1a2b3c38
+READ of size 4 at 0x602000000014 thread T0
+    #0 0x7f8e4a1b2c3c in conv_run_legacy /work/main/convcheck/native/kernel.c:210
+    #1 0x7f8e4a1b3f00 in conv_run /work/main/convcheck/native/kernel.c:251
+    #2 0x7f8e4a1cdf79  (/lib/x86_64-linux-gnu/libffi.so.8+0x6f79)
+
+0x602000000014 is located 0 bytes to the right of 4-byte region [0x602000000010,0x602000000014)
+allocated by thread T0 here:
+    #0 0x7f7714cb89cf in __interceptor_malloc \
+../../../../src/libsanitizer/asan/asan_malloc_linux.cpp:69
+    #1 0x7f8e4a1b1000 in load_bias /work/main/convcheck/native/kernel.c:180
+
+SUMMARY: AddressSanitizer: heap-buffer-overflow /work/main/convcheck/native/kernel.c:210 in \
+conv_run_legacy
+==123==ABORTING
+"""
+
+ASAN_NULL_CALL = """\
+AddressSanitizer:DEADLYSIGNAL
+=================================================================
+==1==ERROR: AddressSanitizer: SEGV on unknown address 0x000000000000 (pc 0x000000000000 bp \
+0x7ffd7e09f400 sp 0x7ffd7e09f398 T0)
+==1==Hint: pc points to the zero page.
+==1==The signal is caused by a READ memory access.
+==1==Hint: address points to the zero page.
+    #0 0x0  (<unknown module>)
+    #1 0x7f0472787f79 in load_bias_run /x/kernel.c:99
+
+AddressSanitizer can not provide additional info.
+SUMMARY: AddressSanitizer: SEGV (<unknown module>)
+==1==ABORTING
+"""
+
+ASAN_WILD = """\
+==9==ERROR: AddressSanitizer: SEGV on unknown address 0x7f0000001000 (pc 0x7f12 bp 0x1 sp 0x2 T0)
+==9==The signal is caused by a WRITE memory access.
+    #0 0x7f1200001234 in __memset_avx2_unaligned_erms \
+../sysdeps/x86_64/multiarch/memset-vec-unaligned-erms.S:328
+    #1 0x7f1200005678 in fill_output /src/kernel.c:77
+"""
+
+ASAN_STACK_WRITE = """\
+==77==ERROR: AddressSanitizer: stack-buffer-overflow on address 0x7ffd4c2b1a60 at pc \
+0x55e1 bp 0x7ffd sp 0x7ffc
+WRITE of size 8 at 0x7ffd4c2b1a60 thread T0
+    #0 0x55e1a2 in __interceptor_memcpy \
+../../../../src/libsanitizer/sanitizer_common/sanitizer_common_interceptors.inc:827
+    #1 0x55e1b3 in copy_dims /src/checks_shared.c:15
+"""
+
+ASAN_TOO_BIG = """\
+==7648==ERROR: AddressSanitizer: requested allocation size 0x80000000 (0x80001000 after \
+adjustments for alignment, red zones etc.) exceeds maximum supported size of 0x40000000 (thread T0)
+    #0 0x7fad7f8b89cf in __interceptor_malloc \
+../../../../src/libsanitizer/asan/asan_malloc_linux.cpp:69
+    #1 0x7fad7e9304a8 in alloc_output /src/kernel.c:23
+
+SUMMARY: AddressSanitizer: allocation-size-too-big \
+../../../../src/libsanitizer/asan/asan_malloc_linux.cpp:69 in __interceptor_malloc
+"""
+
+ASAN_OOM = """\
+==5==ERROR: AddressSanitizer: allocator is out of memory trying to allocate 0x10000000 bytes
+    #0 0x7fad7f8b89cf in __interceptor_calloc \
+../../../../src/libsanitizer/asan/asan_malloc_linux.cpp:77
+"""
+
+ASAN_RSS = """\
+==7967==AddressSanitizer: hard rss limit exhausted (100Mb vs 159Mb)
+==7967==Process memory map follows:
+"""
+
+ASAN_DOUBLE_FREE = """\
+==8==ERROR: AddressSanitizer: attempting double-free on 0x602000000010 in thread T0:
+    #0 0x7f in __interceptor_free ../../../../src/libsanitizer/asan/asan_malloc_linux.cpp:52
+    #1 0x55 in release_workspace /src/kernel.c:300
+"""
+
+ASAN_USE_AFTER_FREE = """\
+==8==ERROR: AddressSanitizer: heap-use-after-free on address 0x6020 at pc 0x1 bp 0x2 sp 0x3
+READ of size 8 at 0x6020 thread T0
+    #0 0x55 in conv_run_current /src/kernel.c:412:9
+"""
+
+FAULTHANDLER_ONLY = """\
+Fatal Python error: Segmentation fault
+
+Current thread 0x00007f0b (most recent call first):
+  File "/work/main/convcheck/native/worker.py", line 52 in handle
+"""
+
+
+@pytest.mark.parametrize(
+    ("report", "expected"),
+    [
+        (UBSAN_OVERFLOW, ("signed-integer-overflow", "conv_check_bias checks_shared.c:41")),
+        (UBSAN_DIVISION, ("signed-integer-overflow", "legacy_out_size checks_legacy.c:120")),
+        (UBSAN_ZERO, ("division-by-zero", "checks_legacy.c:131")),
+        (UBSAN_SHIFT, ("shift-exponent", "pack_flags kernel.c:7")),
+        (UBSAN_NULL, ("null-pointer-use", "kernel.c:30")),
+        (UBSAN_UNKNOWN, ("ubsan", "kernel.c:3")),
+        (ASAN_HEAP, ("heap-buffer-overflow READ", "conv_run_legacy kernel.c:210")),
+        (ASAN_NULL_CALL, ("SEGV null", "load_bias_run kernel.c:99")),
+        (ASAN_WILD, ("SEGV", "fill_output kernel.c:77")),
+        (ASAN_STACK_WRITE, ("stack-buffer-overflow WRITE", "copy_dims checks_shared.c:15")),
+        (ASAN_TOO_BIG, ("out-of-memory", "alloc_output kernel.c:23")),
+        (ASAN_OOM, ("out-of-memory", "")),
+        (ASAN_RSS, ("out-of-memory", "")),
+        (ASAN_DOUBLE_FREE, ("double-free", "release_workspace kernel.c:300")),
+        (ASAN_USE_AFTER_FREE, ("heap-use-after-free READ", "conv_run_current kernel.c:412")),
+        # The first report is the one that counts.
+        (UBSAN_ZERO + ASAN_HEAP, ("division-by-zero", "checks_legacy.c:131")),
+        (FAULTHANDLER_ONLY, None),
+        ("", None),
+    ],
+    ids=lambda value: value if isinstance(value, str) and len(value) < 40 else None,
+)
+def test_sanitizer_reports_are_classified(report, expected):
+    assert _classify(report) == expected
+
+
+# -- end to end: a C library built with ASan and UBSan ---------------------------------------
+
+C_SOURCE = """\
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int64_t scaled_size(int64_t size, int64_t scale) {
+    return size * scale; /* overflow */
+}
+
+int64_t divide(int64_t a, int64_t b) {
+    return a / b; /* divide */
+}
+
+int32_t read_bias(int32_t n, int32_t index) {
+    int32_t *bias = malloc((size_t)n * sizeof *bias);
+    for (int32_t i = 0; i < n; i++) bias[i] = i;
+    int32_t value = bias[index]; /* read */
+    free(bias);
+    return value;
+}
+
+int grab(size_t bytes) {
+    void *p = malloc(bytes); /* grab */
+    free(p);
+    return p != NULL;
+}
+
+int call_null(void) {
+    int (*volatile function)(void) = NULL;
+    return function();
+}
+
+int touch(int megabytes) {
+    for (int i = 0; i < megabytes; i++) memset(malloc(1 << 20), 1, 1 << 20);
+    sleep(10);
+    return 0;
+}
+"""
+
+
+def _line(marker: str) -> int:
+    return next(n for n, text in enumerate(C_SOURCE.splitlines(), 1) if marker in text)
+
+
+@pytest.fixture(scope="module")
+def sanitized_spec(tmp_path_factory):
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        pytest.skip("no gcc")
+    libasan = subprocess.run(
+        [gcc, "-print-file-name=libasan.so"], capture_output=True, text=True
+    ).stdout.strip()
+    if not os.path.isabs(libasan):
+        pytest.skip("gcc has no libasan")
+    directory = tmp_path_factory.mktemp("native")
+    (directory / "sanitized.c").write_text(C_SOURCE)
+    library = directory / "libsanitized.so"
+    subprocess.run(
+        [gcc, "-shared", "-fPIC", "-g", "-O0", "-fsanitize=address,undefined"]
+        + ["-fno-sanitize-recover=all", "-o", str(library), str(directory / "sanitized.c")],
+        check=True,
+    )
+    return WorkerSpec(
+        handler="sandbox._handlers:native",
+        init="sandbox._handlers:init_native",
+        config={"lib": str(library)},
+        env={
+            "LD_PRELOAD": libasan,
+            "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1",
+            "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
+        },
+        memory_limit_mb=256,
+        sanitized=True,
+    )
+
+
+def test_sanitized_worker_reports_the_kind_and_the_c_function(sanitized_spec):
+    calls = [
+        ("scaled_size", [3, 4]),
+        ("scaled_size", [2**63 - 1, 4]),
+        ("divide", [-(2**63), -1]),
+        ("divide", [1, 0]),
+        ("read_bias", [4, 4]),
+        ("call_null", []),
+        ("grab", [512 << 20]),
+        ("grab", [1 << 20]),
+    ]
+    with WorkerPool(sanitized_spec, jobs=2, timeout=60.0) as pool:
+        results = pool.run([{"function": name, "args": args} for name, args in calls])
+    fine, overflow, min_by_minus_one, by_zero, over_read, null_call, too_big, small = results
+    assert fine == {"value": 12}
+    assert small == {"value": 1}
+    assert overflow.kind == "signed-integer-overflow"
+    assert overflow.site == f"scaled_size sanitized.c:{_line('/* overflow */')}"
+    assert "runtime error: signed integer overflow" in overflow.report
+    assert min_by_minus_one.kind == "signed-integer-overflow"
+    assert min_by_minus_one.site == f"divide sanitized.c:{_line('/* divide */')}"
+    assert by_zero.kind == "division-by-zero"
+    assert over_read.kind == "heap-buffer-overflow READ"
+    assert over_read.site == f"read_bias sanitized.c:{_line('/* read */')}"
+    assert over_read.signal == "SIGABRT"  # abort_on_error=1
+    assert null_call.kind == "SEGV null"
+    assert too_big.kind == "out-of-memory"
+    assert too_big.site == f"grab sanitized.c:{_line('/* grab */')}"
+
+
+def test_sanitized_worker_over_its_rss_limit_is_out_of_memory(sanitized_spec):
+    with WorkerPool(sanitized_spec, timeout=60.0) as pool:
+        crash, after = pool.run(
+            [
+                {"function": "touch", "args": [512]},
+                {"function": "scaled_size", "args": [5, 5]},
+            ]
+        )
+    assert (crash.kind, crash.signal) == ("out-of-memory", "SIGKILL")
+    assert "memory_limit_mb 256" in crash.report
+    assert after == {"value": 25}
