@@ -102,8 +102,13 @@ class Campaign:
             self.minimized.add(key)
             self._show_progress(force=True, note=f"minimised {finding.kind}")
 
-    def new_findings(self) -> list[Finding]:
-        return [f for k, f in self.found.items() if k not in self.known]
+    def new_findings(self, about_kernel: bool = False) -> list[Finding]:
+        """New this campaign; ``about_kernel`` leaves torch's own bugs out."""
+        return [
+            f
+            for k, f in self.found.items()
+            if k not in self.known and (f.about_kernel or not about_kernel)
+        ]
 
     def _show_progress(self, force: bool = False, note: str = "") -> None:
         if self.progress is None:

@@ -141,7 +141,7 @@ def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
         if not args.no_minimize:
             run.minimize_all()
     stdout.write(format_campaign(run, args) + "\n")
-    return FOUND if run.new_findings() else OK
+    return FOUND if run.new_findings(about_kernel=True) else OK
 
 
 def cmd_replay(args, stdout: TextIO, stderr: TextIO) -> int:
@@ -193,6 +193,20 @@ def cmd_minimize(args, stdout: TextIO, stderr: TextIO) -> int:
     wrapped, _, model_findings = model.classify(small, args.revision)
     stdout.write(format_trace(wrapped, model_findings) + "\n")
     return FOUND
+
+
+def cmd_ci(args, stdout: TextIO, stderr: TextIO) -> int:
+    from convcheck.ci import run_ci
+    from convcheck.native.build import build_library
+    from convcheck.report import format_ci
+
+    if args.target is None:
+        build_library(args.revision, sanitized=True)
+    with _engine(args) as engine:
+        result = run_ci(engine, Path(args.corpus), Path(args.results), args.time, args.seed, stderr)
+    stdout.write(format_ci(result) + "\n")
+    stdout.write(f"results: {args.results}/junit.xml, {args.results}/results.sarif\n")
+    return FOUND if result.failed else OK
 
 
 def cmd_build(args, stdout: TextIO, stderr: TextIO) -> int:
@@ -279,6 +293,15 @@ def _parser() -> _Parser:
     shrink.add_argument("--kind", help="which finding to keep, when the case shows several")
     _judges(shrink)
     shrink.set_defaults(func=cmd_minimize)
+
+    ci = sub.add_parser("ci", help="the sanitizer CI job: replay the corpus, then a campaign")
+    _judges(ci)
+    ci.set_defaults(revision="current")
+    ci.add_argument("--time", type=_seconds, default=120.0, help="seconds of campaign, all engines")
+    ci.add_argument("--seed", type=int, default=0)
+    ci.add_argument("--corpus", default="corpus", help="the corpus to replay (default corpus/)")
+    ci.add_argument("--results", default="results", help="JUnit, SARIF and new findings go here")
+    ci.set_defaults(func=cmd_ci)
 
     build = sub.add_parser("build", help="build the embedded kernel, sanitized and plain")
     build.set_defaults(func=cmd_build)

@@ -47,6 +47,11 @@ class Finding:
     def key(self) -> str:
         return " | ".join(self.signature)
 
+    @property
+    def about_kernel(self) -> bool:
+        """A torch-bug is reported, but it is not the kernel's to fix."""
+        return self.kind != "torch-bug"
+
     def describe(self) -> str:
         return f"{self.kind}: {self.explanation}"
 
@@ -182,7 +187,10 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
     if torch_outcome.verdict in (CRASH, HANG):
         add("torch-bug", (outcome_class(torch_outcome),), f"torch {torch_outcome.describe()}")
     elif verdict.torch_bug:
-        add("torch-bug", (re.sub(r"[\d.e+-]+", "N", verdict.torch_bug)[:60],), verdict.torch_bug)
+        # The bug's class is the part before the details; numbers vary from case to case.
+        summary = re.sub(r"\d+", "N", verdict.torch_bug.split(";")[0])
+        summary = re.sub(r"\[[N, ]*\]", "[...]", summary)
+        add("torch-bug", (summary,), verdict.torch_bug)
     if (
         kernel is None
         or kernel.verdict not in (ACCEPT, REJECT)

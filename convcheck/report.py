@@ -52,7 +52,8 @@ def format_campaign(run, args) -> str:
         lines.append("no findings")
         return "\n".join(lines)
     new = {f.key for f in run.new_findings()}
-    lines.append(f"{len(findings)} distinct findings ({len(new)} new):")
+    lines.append(f"{len(findings)} distinct findings ({len(new)} new), torch's own bugs last:")
+    findings.sort(key=lambda f: not f.about_kernel)
     for f in findings:
         mark = "new" if f.key in new else "known"
         first = stats.first_found.get(f.key)
@@ -62,4 +63,120 @@ def format_campaign(run, args) -> str:
         lines.append(f"      why:  {f.explanation}")
     if run.corpus_dir is not None:
         lines.append(f"corpus: {run.corpus_dir}/ (new findings written there)")
+    return "\n".join(lines)
+
+
+def _crash_location(finding) -> tuple[str, int] | None:
+    """The C file and line a sanitizer named, for code-scanning UIs."""
+    import re
+
+    for outcome in finding.outcomes.values():
+        match = re.search(r"(\w+\.c):(\d+)", outcome.crash_site or "")
+        if outcome.verdict == "crash" and match:
+            return f"convcheck/native/{match.group(1)}", int(match.group(2))
+    return None
+
+
+def junit_xml(result) -> str:
+    """One test case per corpus entry (it must be handled cleanly) and per campaign."""
+    from xml.sax.saxutils import escape, quoteattr
+
+    cases = []
+    for r in result.replayed:
+        body = ""
+        if r.findings:
+            text = "\n".join(f.describe() for f in r.findings)
+            body = (
+                f"<failure message={quoteattr(r.findings[0].describe())}>{escape(text)}</failure>"
+            )
+        name = quoteattr(r.entry.name)
+        cases.append(f'  <testcase classname="convcheck.corpus" name={name}>{body}</testcase>')
+    for c in result.campaigns:
+        if c.skipped:
+            body = f"<skipped message={quoteattr(c.skipped)}/>"
+        elif c.new:
+            text = "\n".join(f"{f.describe()}\n{f.case.dumps()}" for f in c.new)
+            body = f'<failure message="{len(c.new)} new findings">{escape(text)}</failure>'
+        else:
+            body = ""
+        name = quoteattr(f"{c.engine} ({c.cases} cases)")
+        attributes = f'classname="convcheck.campaign" name={name} time="{c.seconds:.1f}"'
+        cases.append(f"  <testcase {attributes}>{body}</testcase>")
+    failures = sum(bool(r.findings) for r in result.replayed) + sum(
+        bool(c.new) for c in result.campaigns
+    )
+    skipped = sum(bool(c.skipped) for c in result.campaigns)
+    head = (
+        f'<testsuite name="convcheck" tests="{len(cases)}" failures="{failures}" '
+        f'skipped="{skipped}" errors="0">'
+    )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        + "\n".join([head, *cases, "</testsuite>"])
+        + "\n"
+    )
+
+
+def sarif(result) -> dict:
+    """SARIF 2.1.0: one rule per finding kind, one result per finding."""
+    findings = [f for r in result.replayed for f in r.findings]
+    findings += [f for c in result.campaigns for f in c.new]
+    results = []
+    for f in findings:
+        entry = {
+            "ruleId": f.kind,
+            "level": "error",
+            "message": {"text": f"{f.describe()} [{f.key}]; case: {f.case.dumps()}"},
+            "partialFingerprints": {"convcheckSignature": f.key},
+        }
+        where = _crash_location(f)
+        if where is not None:
+            entry["locations"] = [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": where[0]},
+                        "region": {"startLine": where[1]},
+                    }
+                }
+            ]
+        results.append(entry)
+    kinds = sorted({f.kind for f in findings})
+    return {
+        "version": "2.1.0",
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "convcheck",
+                        "rules": [{"id": k, "shortDescription": {"text": k}} for k in kinds],
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+
+
+def format_ci(result) -> str:
+    from convcheck.engine import describe_case
+
+    lines = []
+    dirty = [r for r in result.replayed if r.findings]
+    lines.append(
+        f"corpus: {len(result.replayed)} entries replayed, {len(dirty)} not handled cleanly"
+    )
+    for r in dirty:
+        lines.append(f"  {r.entry.name}: " + "; ".join(f.describe() for f in r.findings))
+    for c in result.campaigns:
+        if c.skipped:
+            lines.append(f"campaign {c.engine}: skipped ({c.skipped})")
+            continue
+        summary = f"{c.cases:,} cases in {c.seconds:.1f} s, {len(c.new)} new findings"
+        lines.append(f"campaign {c.engine}: {summary}")
+        for f in c.new:
+            lines.append(f"  {f.kind}: {f.explanation}")
+            lines.append(f"    case: {describe_case(f.case)}")
+            lines.append(f"    reproduce: {f.case.dumps()}")
+    lines.append("verdict: " + ("FAILED" if result.failed else "passed"))
     return "\n".join(lines)

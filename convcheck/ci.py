@@ -1,0 +1,94 @@
+"""The sanitizer CI job: build, replay the corpus, a time-boxed two-engine campaign.
+
+Everything it finds is minimised, printed as a reproducer, written as a new corpus entry
+under the results folder, and reported as JUnit XML (one test case per corpus entry and
+per campaign) and SARIF. The exit code is the verdict: 0 nothing new, 1 findings.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from convcheck import campaign, corpus, report
+from convcheck.engine import Engine, Finding
+
+
+@dataclass
+class Replayed:
+    entry: corpus.Entry
+    findings: list[Finding]
+
+
+@dataclass
+class CampaignResult:
+    engine: str
+    seconds: float
+    cases: int
+    new: list[Finding] = field(default_factory=list)
+    skipped: str = ""
+
+
+@dataclass
+class CiResult:
+    replayed: list[Replayed]
+    campaigns: list[CampaignResult]
+
+    @property
+    def failed(self) -> bool:
+        """torch's own bugs are reported, but never fail the kernel's CI."""
+        findings = [f for r in self.replayed for f in r.findings]
+        findings += [f for c in self.campaigns for f in c.new]
+        return any(f.about_kernel for f in findings)
+
+
+def engines_available() -> list[tuple[str, str]]:
+    """(engine, reason it cannot run or "") for the campaign's engines, in order."""
+    atheris = importlib.util.find_spec("atheris") is not None
+    return [
+        ("random", ""),
+        ("atheris", "" if atheris else "atheris is not installed (pip install 'convcheck[fuzz]')"),
+    ]
+
+
+def run_ci(
+    engine: Engine,
+    corpus_dir: Path,
+    results_dir: Path,
+    seconds: float,
+    seed: int,
+    progress: TextIO,
+) -> CiResult:
+    entries = corpus.load_all(corpus_dir) if corpus_dir.is_dir() else []
+    progress.write(
+        f"replaying {len(entries)} corpus entries on {engine.target or engine.revision}\n"
+    )
+    replayed = [
+        Replayed(entry, found)
+        for entry, found in zip(entries, engine.evaluate([e.case for e in entries]), strict=True)
+    ]
+    known = {e.key for e in entries}
+    new_dir = results_dir / "corpus"
+    meta = {"found_by": "convcheck ci"}
+    results = []
+    plan = engines_available()
+    share = seconds / sum(1 for _, why in plan if not why)
+    for name, why in plan:
+        if why:
+            results.append(CampaignResult(name, 0.0, 0, skipped=why))
+            continue
+        progress.write(f"campaign: {name} engine for {share:.0f} s\n")
+        run = campaign.Campaign(engine, new_dir, meta, progress, known)
+        campaign.run(run, name, share, seed)
+        run.minimize_all()
+        new = run.new_findings()
+        known |= {f.key for f in new}
+        results.append(CampaignResult(name, run.stats.elapsed, run.stats.cases, new))
+    outcome = CiResult(replayed, results)
+    results_dir.mkdir(parents=True, exist_ok=True)
+    (results_dir / "junit.xml").write_text(report.junit_xml(outcome))
+    (results_dir / "results.sarif").write_text(json.dumps(report.sarif(outcome), indent=2) + "\n")
+    return outcome
