@@ -56,7 +56,7 @@ class Campaign:
     # -- what engines call ----------------------------------------------------------
     def submit(self, cases: list[Case]) -> list[list[Finding]]:
         """Judge the cases; keep every new signature at once. Returns each case's findings."""
-        per_case = self.engine.evaluate(cases)
+        per_case = self.engine.evaluate(cases, thrifty=True)
         self.stats.cases += len(cases)
         for found in per_case:
             for finding in found:
@@ -83,11 +83,18 @@ class Campaign:
 
         return judge
 
-    def minimize_all(self, max_evaluations: int = 600) -> None:
+    def minimize_all(
+        self,
+        max_evaluations: int = 600,
+        seconds_each: float = 20.0,
+        only: Callable[[Finding], bool] | None = None,
+    ) -> None:
         for key, finding in list(self.found.items()):
-            if key in self.minimized:
+            if key in self.minimized or (only is not None and not only(finding)):
                 continue
-            small = minimize(finding.case, self.keeps(finding.signature), max_evaluations)
+            small = minimize(
+                finding.case, self.keeps(finding.signature), max_evaluations, seconds_each
+            )
             again = [f for f in self.engine.evaluate([small])[0] if f.key == key]
             if again:
                 self.found[key] = again[0]

@@ -176,6 +176,17 @@ def _storage_bytes(c: _Context) -> bool:
     return c.kernel.verdict == ACCEPT and c.torch_rejects("torch.size_overflow")
 
 
+def _torch_32bit_output(c: _Context) -> bool:
+    """The sizes are right (current checks them in int64): torch's own math is not."""
+    if c.revision != "current" or c.kernel.verdict != ACCEPT:
+        return False
+    return c.torch_rejects("output.invalid") and any(s >= 2**30 for s in c.kernel.out_sizes[2:])
+
+
+def _torch_alloc(c: _Context) -> bool:
+    return c.kernel.verdict == ACCEPT and c.torch_rejects("torch.alloc")
+
+
 def _same(a: Outcome, b: Outcome) -> bool:
     if a.verdict != b.verdict:
         return False
@@ -303,6 +314,22 @@ DIFFERENCES: tuple[_Entry, ...] = (
             "not allocate (out is the caller's) and counts elements only.",
         ),
         _storage_bytes,
+    ),
+    _Entry(
+        Difference(
+            "torch-32bit-output-size",
+            "Torch's slow kernels compute output sizes in 32-bit ints, so an output size "
+            "near INT32_MAX comes out negative there; the kernel's int64 size fits int32.",
+        ),
+        _torch_32bit_output,
+    ),
+    _Entry(
+        Difference(
+            "torch-alloc",
+            "Torch could not allocate memory (its worker's address space is limited, and a "
+            "huge output or im2col buffer does not fit): a resource limit, not a check.",
+        ),
+        _torch_alloc,
     ),
     _Entry(
         Difference(

@@ -9,6 +9,7 @@ each with a *signature*: what deduplication and minimisation preserve.
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,6 +20,8 @@ from convcheck.outcome import ACCEPT, CRASH, HANG, REJECT, Outcome
 
 # Run-entry (data) only when every tensor is at most this many elements.
 SMALL_NUMEL = 4096
+# How many times a foreseen native crash is confirmed before exploration skips its copies.
+CONFIRMATIONS = 8
 
 FINDING_KINDS = (
     "crash",
@@ -198,7 +201,7 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
     ):
         return found
     if explain_difference is not None and explain_difference(
-        case, j.revision, kernel, torch_outcome
+        case, j.revision, kernel, torch_outcome, verdict
     ):
         return found
     if kernel.verdict == ACCEPT and torch_outcome.verdict == REJECT:
@@ -238,6 +241,8 @@ class Engine:
         model.revision_module(revision)  # an unknown revision fails here, before workers
         self.revision = revision
         self.target = target
+        self._confirmations: dict[tuple, int] = {}
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="convcheck-native")
         self.native = None
         self.torch = None
         self._explain = None
@@ -252,34 +257,70 @@ class Engine:
             self.torch = TorchJudge(jobs=jobs, timeout=max(timeout, 20.0))
             self._explain = differences.explain_difference
 
-    def judge(self, cases: list[Case]) -> list[Judgement]:
+    def judge(self, cases: list[Case], thrifty: bool = False) -> list[Judgement]:
+        """Every judge on every case.
+
+        ``thrifty`` (exploration) spares the native kernel the calls on which the model
+        foresees a crash already confirmed ``CONFIRMATIONS`` times: a sanitized crash
+        costs a worker restart (~0.2 s), and another copy of a known crash adds nothing.
+        Shrinking and replay are never thrifty: they must see every crash.
+        """
         judgements = []
         for case in cases:
             wrapped, exact, found = model.classify(case, self.revision)
             judgements.append(Judgement(case, self.revision, wrapped, exact, found))
-        if self.native is not None:
-            for j, outcome in zip(judgements, self.native.check(cases), strict=True):
-                j.native_check = outcome
-            runnable = [
-                j for j in judgements if j.native_check.verdict == ACCEPT and is_small(j.case)
-            ]
-            ran = self.native.run([j.case for j in runnable])
-            for j, outcome in zip(runnable, ran, strict=True):
-                # An accept without values: the worker judged the shapes too large to run.
-                if not (outcome.verdict == ACCEPT and outcome.values is None):
-                    j.native_run = outcome
+        # torch's check path runs here while the native workers run in their processes.
+        native = self._pool.submit(self._judge_native, judgements, thrifty) if self.native else None
         if self.torch is not None:
-            for j, verdict in zip(judgements, self.torch.judge(cases), strict=True):
+            verdicts = self.torch.judge(cases, compute_rejected=False)
+            for j, verdict in zip(judgements, verdicts, strict=True):
                 j.torch = verdict
+        if native is not None:
+            native.result()
         return judgements
+
+    def _judge_native(self, judgements: list[Judgement], thrifty: bool) -> None:
+        checked = [j for j in judgements if not (thrifty and self._confirmed(j, False))]
+        for j, outcome in zip(checked, self.native.check([j.case for j in checked]), strict=True):
+            j.native_check = outcome
+        runnable = [
+            j
+            for j in checked
+            if j.native_check.verdict == ACCEPT
+            and is_small(j.case)
+            and not (thrifty and self._confirmed(j, True))
+        ]
+        ran = self.native.run([j.case for j in runnable])
+        for j, outcome in zip(runnable, ran, strict=True):
+            # An accept without values: the worker judged the shapes too large to run.
+            if not (outcome.verdict == ACCEPT and outcome.values is None):
+                j.native_run = outcome
+        for j in checked:
+            self._count_confirmation(j)
+
+    def _confirmed(self, j: Judgement, with_loops: bool) -> bool:
+        predicted = model.predict(j.model, with_loops)
+        if predicted.verdict != CRASH:
+            return False
+        key = (with_loops, predicted.crash_kind, model.site_family(predicted.crash_site))
+        return self._confirmations.get(key, 0) >= CONFIRMATIONS
+
+    def _count_confirmation(self, j: Judgement) -> None:
+        """A native crash the model foresaw counts toward skipping its copies."""
+        for with_loops, actual in ((False, j.native_check), (True, j.native_run)):
+            predicted = model.predict(j.model, with_loops)
+            if actual is not None and predicted.verdict == CRASH and agree(predicted, actual):
+                key = (with_loops, predicted.crash_kind, model.site_family(predicted.crash_site))
+                self._confirmations[key] = self._confirmations.get(key, 0) + 1
 
     def findings(self, judgement: Judgement) -> list[Finding]:
         return findings(judgement, self._explain)
 
-    def evaluate(self, cases: list[Case]) -> list[list[Finding]]:
-        return [self.findings(j) for j in self.judge(cases)]
+    def evaluate(self, cases: list[Case], thrifty: bool = False) -> list[list[Finding]]:
+        return [self.findings(j) for j in self.judge(cases, thrifty)]
 
     def close(self) -> None:
+        self._pool.shutdown()
         for judge in (self.native, self.torch):
             if judge is not None:
                 judge.close()

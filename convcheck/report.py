@@ -37,6 +37,7 @@ def format_trace(
 def format_campaign(run, args) -> str:
     """The final report: what ran, then one row per distinct finding, minimised."""
     from convcheck.engine import describe_case
+    from convcheck.known_bugs import bug_class
 
     stats = run.stats
     findings = sorted(run.found.values(), key=lambda f: (f.kind, f.key))
@@ -59,6 +60,9 @@ def format_campaign(run, args) -> str:
         first = stats.first_found.get(f.key)
         when = f"{first:.1f}s" if first is not None else ""
         lines.append(f"  {f.kind:<13} {mark:<5} {when:>7}  {' | '.join(f.signature[1:])}")
+        known_bug = bug_class(f.signature)
+        if known_bug:
+            lines.append(f"      bug class (upstream thread): {known_bug}")
         lines.append(f"      case: {describe_case(f.case)}")
         lines.append(f"      why:  {f.explanation}")
     if run.corpus_dir is not None:

@@ -14,6 +14,7 @@ Design rules, after Hypothesis' shrinker:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 
 from convcheck.case import MAX_SIZE, Case, TensorSpec, channels_last_order
@@ -59,10 +60,15 @@ def _drop_dim(t: TensorSpec, axis: int) -> TensorSpec:
 
 
 class Shrinker:
-    def __init__(self, keeps: Keeps, max_evaluations: int = 3000) -> None:
+    def __init__(
+        self, keeps: Keeps, max_evaluations: int = 3000, seconds: float | None = None
+    ) -> None:
         self.keeps = keeps
         self.evaluations = 0
         self.max_evaluations = max_evaluations
+        # Some candidates are slow to judge (torch computing a large call): a time budget
+        # keeps one finding from holding up the rest. What was reached so far is kept.
+        self.deadline = None if seconds is None else time.monotonic() + seconds
         self.passes = [
             self.drop_bias,
             self.reduce_rank,
@@ -77,7 +83,7 @@ class Shrinker:
 
     def shrink(self, case: Case) -> Case:
         progress = True
-        while progress and self.evaluations < self.max_evaluations:
+        while progress and not self._exhausted():
             progress = False
             for shrink_pass in self.passes:
                 better = self._first_kept(shrink_pass(case))
@@ -96,8 +102,12 @@ class Shrinker:
                 batch = []
         return self._try(batch) if batch else None
 
+    def _exhausted(self) -> bool:
+        out_of_time = self.deadline is not None and time.monotonic() > self.deadline
+        return out_of_time or self.evaluations >= self.max_evaluations
+
     def _try(self, batch: list[Case]) -> Case | None:
-        if self.evaluations >= self.max_evaluations:
+        if self._exhausted():
             return None
         self.evaluations += len(batch)
         for candidate, kept in zip(batch, self.keeps(batch), strict=True):
@@ -185,6 +195,8 @@ def _with_dtype(t: TensorSpec, dtype: str) -> TensorSpec:
     return TensorSpec(t.sizes, dtype, t.dim_order)
 
 
-def minimize(case: Case, keeps: Keeps, max_evaluations: int = 3000) -> Case:
+def minimize(
+    case: Case, keeps: Keeps, max_evaluations: int = 3000, seconds: float | None = None
+) -> Case:
     """The public entry: ``keeps(cases) -> [bool]`` says which still show the finding."""
-    return Shrinker(keeps, max_evaluations).shrink(case)
+    return Shrinker(keeps, max_evaluations, seconds).shrink(case)

@@ -148,8 +148,9 @@ def _work(case: dict, out_sizes: list[int]) -> int:
     """Multiply-adds of the loops (an upper bound), plus their per-element overheads."""
     in_sizes, w_sizes = case["input"]["sizes"], case["weight"]["sizes"]
     groups = max(case["groups"], 1)
-    taps = _numel(w_sizes[2:])
-    in_per_group = in_sizes[1] // groups
+    # Loop iterations, not products: an empty kernel dim still has its outer loops run.
+    taps = _numel([max(k, 1) for k in w_sizes[2:]])
+    in_per_group = max(in_sizes[1] // groups, 1)
     positions = _numel(in_sizes[2:]) if case["transposed"] else _numel(out_sizes[2:])
     multiply_adds = out_sizes[0] * out_sizes[1] * positions * in_per_group * taps
     return multiply_adds + _numel(out_sizes) + out_sizes[0] * groups

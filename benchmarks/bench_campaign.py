@@ -1,0 +1,80 @@
+"""Campaign speed, measured side by side in one run (the machine is shared and noisy).
+
+1. Cases/s of the pipeline on 2 cores, judge by judge: model alone, + native, + torch.
+2. Time to first find of each legacy bug class, per engine (random, hypothesis, atheris),
+   median over seeds.
+
+    python benchmarks/bench_campaign.py [--seconds 20] [--seeds 3] [--engines random,atheris]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from convcheck import campaign
+from convcheck.engine import Engine
+from convcheck.generate import random_cases
+from convcheck.known_bugs import LEGACY_BUG_CLASSES
+
+
+def throughput(seconds: float) -> None:
+    print("== pipeline throughput, legacy, jobs=2, batches of 256")
+    cases = random_cases(seed=99, count=256)
+    rows = []
+    for label, native, torch in (
+        ("model (C + exact)", False, False),
+        ("+ native", True, False),
+        ("+ native + torch", True, True),
+    ):
+        with Engine("legacy", jobs=2, use_native=native, use_torch=torch) as engine:
+            engine.evaluate(cases[:8])  # start the workers
+            done, start = 0, time.monotonic()
+            while time.monotonic() - start < seconds:
+                engine.evaluate(cases)
+                done += len(cases)
+            rows.append((label, done / (time.monotonic() - start)))
+    base = rows[0][1]
+    for label, rate in rows:
+        print(f"  {label:<20} {rate:>10,.0f} cases/s   {rate / base:6.3f} x model alone")
+
+
+def first_finds(engines: list[str], seconds: float, seeds: int) -> None:
+    print(f"== time to first find per legacy bug class ({seconds:.0f} s runs, median of {seeds})")
+    times: dict[str, dict[str, list[float]]] = {
+        e: {b: [] for b in LEGACY_BUG_CLASSES} for e in engines
+    }
+    for engine_name in engines:
+        for seed in range(seeds):
+            with Engine("legacy", jobs=2) as engine:
+                run = campaign.Campaign(engine)
+                campaign.run(run, engine_name, seconds, seed)
+            for bug, signatures in LEGACY_BUG_CLASSES.items():
+                hits = [
+                    run.stats.first_found[f.key]
+                    for f in run.found.values()
+                    if f.signature in signatures
+                ]
+                times[engine_name][bug].append(min(hits) if hits else float("inf"))
+    print(f"  {'bug class':<46}" + "".join(f"{e:>12}" for e in engines))
+    for bug in LEGACY_BUG_CLASSES:
+        cells = []
+        for e in engines:
+            median = statistics.median(times[e][bug])
+            cells.append("   not found" if median == float("inf") else f"{median:>11.1f}s")
+        print(f"  {bug:<46}" + "".join(cells))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--engines", default="random,hypothesis,atheris")
+    args = parser.parse_args()
+    throughput(min(args.seconds, 10.0))
+    first_finds(args.engines.split(","), args.seconds, args.seeds)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""How fast the torch judge answers: calls per second by path and verdict.
+
+    .venv/bin/python benchmarks/bench_torch.py [--count N] [--jobs J] [--threads T]
+
+Four kinds of case, judged in batches through the public ``TorchJudge``:
+
+* small accepted / small rejected: real CPU in sandboxed workers, twice per case (oneDNN
+  on and off), values returned for accepted calls;
+* large accepted / large rejected: the check path in-process, nothing allocated.
+
+Also the check path alone (in-process) on the small cases, for scale. No assertions: the
+numbers depend on the machine and on what else runs on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from convcheck.case import Case, TensorSpec  # noqa: E402
+
+
+def _case(rng: random.Random, large: bool, accept: bool) -> Case:
+    nd = rng.choice((1, 2, 3))
+    n, c, o = rng.choice((1, 2)), rng.choice((1, 2, 4)), rng.choice((1, 2, 4))
+    spatial = [rng.choice((5, 6, 7)) for _ in range(nd)]
+    if large:
+        spatial[0] = rng.choice((2**20, 2**31 - 1)) if nd < 3 else 2**16
+    kernel = [rng.choice((1, 2, 3)) for _ in range(nd)]
+    groups = 1
+    if not accept:
+        # the first check torch makes (groups), or one deep in check_shape_forward
+        if rng.random() < 0.5:
+            groups = 0
+        else:
+            kernel[0] = spatial[0] + 2 ** rng.randrange(1, 4)  # kernel larger than the input
+    transposed = accept and rng.random() < 0.3
+    w = (c, o, *kernel) if transposed else (o, c, *kernel)
+    return Case(
+        input=TensorSpec((n, c, *spatial)),
+        weight=TensorSpec(w),
+        bias=TensorSpec((o,)),
+        out=TensorSpec((n, o, *spatial)),
+        stride=(1,),
+        padding=(0,),
+        dilation=(1,),
+        transposed=transposed,
+        output_padding=(0,),
+        groups=groups,
+    )
+
+
+def _rate(judge, cases, **kwargs) -> tuple[float, list]:
+    start = time.perf_counter()
+    verdicts = judge.judge(cases, **kwargs)
+    return len(cases) / (time.perf_counter() - start), verdicts
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=2000, help="cases per kind")
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes")
+    parser.add_argument("--threads", type=int, default=2, help="torch threads")
+    args = parser.parse_args(argv)
+
+    from convcheck.torch_oracle import TorchJudge
+    from convcheck.torch_oracle._checks import check_path
+
+    rng = random.Random(0)
+    kinds = {
+        (size, verdict): [
+            _case(rng, size == "large", verdict == "accepted") for _ in range(args.count)
+        ]
+        for size in ("small", "large")
+        for verdict in ("accepted", "rejected")
+    }
+    with TorchJudge(jobs=args.jobs, threads=args.threads) as judge:
+        judge.judge(kinds["small", "accepted"][:8])  # start the workers
+        print(
+            f"torch judge, {args.jobs} workers, {args.threads} threads, "
+            f"{args.count} cases a kind; {judge.settings()['torch']}"
+        )
+        print(f"{'':>8} | {'accepted':>26} | {'rejected':>26}")
+        for size in ("small", "large"):
+            row = []
+            for verdict in ("accepted", "rejected"):
+                rate, verdicts = _rate(judge, kinds[size, verdict])
+                paths = {v.path for v in verdicts}
+                got = sum(
+                    v.outcome.verdict == ("accept" if verdict == "accepted" else "reject")
+                    for v in verdicts
+                )
+                row.append(
+                    f"{rate:8.0f}/s {1e6 / rate:7.0f} us ({'+'.join(sorted(paths))}"
+                    f"{'' if got == len(verdicts) else f', {got} as meant'})"
+                )
+            print(f"{size:>8} | {row[0]:>26} | {row[1]:>26}")
+        small = kinds["small", "accepted"] + kinds["small", "rejected"]
+        start = time.perf_counter()
+        for case in small:
+            check_path(case, threads=args.threads)
+        per = (time.perf_counter() - start) / len(small)
+        print(
+            f"check path alone (in-process, one setting) on the small cases: "
+            f"{1 / per:8.0f}/s {per * 1e6:6.0f} us"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

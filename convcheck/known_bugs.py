@@ -1,0 +1,37 @@
+"""The bug classes of ``legacy`` that the upstream thread (ExecuTorch PR 24385) names, as
+the finding signatures that show each. Quality tests and benchmarks measure the fuzzer by
+whether, and how fast, it rediscovers them."""
+
+LEGACY_BUG_CLASSES: dict[str, list[tuple[str, ...]]] = {
+    "wrong bias length accepted": [("missing-check", "bias.length")],
+    "wrong bias length over-read": [
+        ("crash", "heap-buffer-overflow READ", "bias_reads.bias_index"),
+    ],
+    "groups = 0": [("crash", "division-by-zero", "groups.weight0_rem")],
+    "groups overflow before validation": [("ordering", "bias_shape.groups_mul")],
+    "kernel larger than the padded input accepted": [("missing-check", "kernel.gt_padded_input")],
+    "output size past 32 bits": [("overflow", "output_sizes.dim*.narrow")],
+    "unbounded padding": [
+        ("overflow", "output_sizes.dim*.two_pad"),
+        ("ordering", "output_sizes.dim*.two_pad"),
+    ],
+    "unbounded dilation": [
+        ("overflow", "output_sizes.dim*.dilated_kernel"),
+        ("ordering", "output_sizes.dim*.dilated_kernel"),
+    ],
+    "transposed output-size wrap": [
+        ("overflow", "output_sizes.dim*.times_stride"),
+        ("overflow", "output_sizes.dim*.result"),
+        ("overflow", "output_sizes.dim*.in_minus_1"),
+        ("overflow", "output_sizes.dim*.minus_two_pad"),
+    ],
+    "bool bias": [("crash", "SEGV null", "bias_load_fn.call")],
+    "5-D rejected where torch accepts": [("over-strict", "rank.input")],
+}
+
+
+def bug_class(signature: tuple[str, ...]) -> str | None:
+    for name, signatures in LEGACY_BUG_CLASSES.items():
+        if tuple(signature) in signatures:
+            return name
+    return None

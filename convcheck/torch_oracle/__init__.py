@@ -1,0 +1,342 @@
+"""The torch judge: ATen's verdict on a case, for any size; its values for small shapes.
+
+Two paths, chosen per case:
+
+* ``real``: every tensor small (``SMALL_NUMEL`` elements, input rank <= 5, a small
+  output): real CPU ``torch.ops.aten.convolution.default`` on the shared deterministic
+  values (``convcheck.values``), laid out by each tensor's dim order, in sandboxed
+  worker processes (torch itself crashes on some calls), once as configured and once
+  with oneDNN disabled. When the two disagree (verdict, sizes, or values beyond the
+  dtype's tolerance), ``torch_bug`` says how: a finding about torch, not the kernel.
+* ``checks``: any size, nothing allocated or computed: ATen's own checks in order
+  (``_checks``), with torch's C++ ``_select_conv_backend`` on zero-stride tensors where
+  this torch has it, a Python equivalent where it does not.
+
+The thread count and oneDNN change some of torch's verdicts (the backend is chosen by
+them), so both are fixed and recorded. torch is imported on first use, never by
+``import convcheck``.
+
+    with TorchJudge(jobs=2) as judge:
+        for verdict in judge.judge(cases):
+            print(verdict.describe())
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from convcheck.case import Case
+from convcheck.errors import ConvcheckError
+from convcheck.outcome import ACCEPT, CRASH, HANG, REJECT, Outcome
+from convcheck.torch_oracle import _torch
+from convcheck.torch_oracle._compare import first_difference
+
+__all__ = ["DEFAULT_THREADS", "TorchJudge", "TorchVerdict", "available"]
+
+# The reference measurements (docs of torch 2.13's verdicts) were taken with 2 threads.
+DEFAULT_THREADS = 2
+SMALL_NUMEL = 4096  # elements of each of input, weight, bias
+SMALL_OUT_NUMEL = 65536  # elements of the output torch would compute
+SMALL_WORK = 1 << 25  # output elements times taps per output element
+
+
+def available() -> bool:
+    """Whether torch is importable (without importing it)."""
+    return _torch.available()
+
+
+@dataclass(frozen=True)
+class TorchVerdict:
+    """What torch answers on one case.
+
+    ``outcome``: as configured (oneDNN on, ``threads`` threads); ``no_onednn``: the same
+    call with oneDNN disabled (None when not computed). ``backend``: the ATen backend
+    the configured call goes to ("Mkldnn", "Slow2d", "Empty", ...; "" when a check
+    before the choice rejects). ``path``: "real" (CPU tensors, values for accepted
+    calls) or "checks" (any size, no computation). ``torch_bug``: why the two torch
+    answers disagree, or None.
+    """
+
+    outcome: Outcome
+    no_onednn: Outcome | None
+    backend: str
+    threads: int
+    path: str
+    torch_bug: str | None = None
+    out_dtype: str | None = None
+    torch_version: str = field(default="", compare=False)
+
+    def describe(self) -> str:
+        head = f"torch {self.torch_version} ({self.path}, {self.backend or 'no backend'}, "
+        head += f"{self.threads} threads): {_describe(self.outcome)}"
+        if self.no_onednn is not None and not _same(self.outcome, self.no_onednn):
+            head += f"; oneDNN disabled: {_describe(self.no_onednn)}"
+        if self.torch_bug:
+            head += f"; torch-bug: {self.torch_bug}"
+        return head
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "outcome": _outcome_json(self.outcome),
+            "no_onednn": None if self.no_onednn is None else _outcome_json(self.no_onednn),
+            "backend": self.backend,
+            "threads": self.threads,
+            "path": self.path,
+            "torch_bug": self.torch_bug,
+            "out_dtype": self.out_dtype,
+            "torch": self.torch_version,
+        }
+
+
+def _outcome_json(outcome: Outcome) -> dict[str, Any]:
+    data = outcome.to_json()
+    data["detail"] = outcome.detail
+    return data
+
+
+def _describe(outcome: Outcome) -> str:
+    text = outcome.describe()
+    if outcome.verdict != ACCEPT and outcome.detail:
+        text += f" ({outcome.detail.splitlines()[0][:100]})"
+    return text
+
+
+def _same(a: Outcome, b: Outcome) -> bool:
+    return a.verdict == b.verdict and a.out_sizes == b.out_sizes and a.check == b.check
+
+
+class TorchJudge:
+    """ATen's verdicts, with a fixed thread count and recorded backend settings.
+
+    ``jobs`` worker processes run the real calls, each with ``timeout`` seconds a call
+    and ``memory_limit_mb`` of address space. ``threads`` is torch's intra-op thread
+    count, in the workers and for the check path's backend choice.
+    """
+
+    def __init__(
+        self,
+        jobs: int = 1,
+        timeout: float = 20.0,
+        threads: int = DEFAULT_THREADS,
+        memory_limit_mb: int | None = 4096,
+    ) -> None:
+        if not available():
+            raise ConvcheckError(
+                "the torch judge needs PyTorch, which is not installed; install it with: "
+                + _torch.INSTALL_HINT
+            )
+        if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+            raise ConvcheckError(f"jobs {jobs!r} is not a positive integer")
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise ConvcheckError(f"threads {threads!r} is not a positive integer")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise ConvcheckError(f"timeout {timeout!r} is not a positive number of seconds")
+        if memory_limit_mb is not None and (
+            isinstance(memory_limit_mb, bool)
+            or not isinstance(memory_limit_mb, int)
+            or memory_limit_mb <= 0
+        ):
+            raise ConvcheckError(f"memory_limit_mb {memory_limit_mb!r} is not a positive integer")
+        torch = _torch.torch_module()
+        self.jobs = jobs
+        self.timeout = float(timeout)
+        self.threads = threads
+        self.memory_limit_mb = memory_limit_mb
+        self.private_api = _torch.has_select_conv_backend()
+        self.torch_version = str(torch.__version__)
+        self._pool = None
+
+    def settings(self) -> dict[str, Any]:
+        """Everything that changes torch's verdicts here: record it with results."""
+        support = _torch.onednn_support()
+        return {
+            "torch": self.torch_version,
+            "threads": self.threads,
+            "onednn": support["available"],
+            "onednn_version": _torch.onednn_version(),
+            "onednn_bf16": support["bf16"],
+            "onednn_fp16": support["fp16"],
+            "no_onednn_also": True,
+            "select_conv_backend": self.private_api,
+            "small": {"numel": SMALL_NUMEL, "out_numel": SMALL_OUT_NUMEL, "work": SMALL_WORK},
+        }
+
+    # -- the two paths ------------------------------------------------------------
+    def judge(
+        self, cases: Sequence[Case], values: bool = True, compute_rejected: bool = True
+    ) -> list[TorchVerdict]:
+        """One verdict per case, in order: small cases on real CPU, the rest by checks.
+
+        ``compute_rejected=False`` leaves small calls that the check path rejects to the
+        check path (tests/torch prove the two agree there): many times faster for a
+        campaign, where most calls are rejected.
+        """
+        from convcheck.torch_oracle._checks import check_path
+
+        checked = [
+            (
+                check_path(c, threads=self.threads, onednn=True, private=self.private_api),
+                check_path(c, threads=self.threads, onednn=False, private=self.private_api),
+            )
+            for c in cases
+        ]
+        small = [
+            i
+            for i, (c, chk) in enumerate(zip(cases, checked, strict=True))
+            if _is_small(c, chk)
+            and (compute_rejected or any(r.outcome.verdict == ACCEPT for r in chk))
+        ]
+        results: dict[int, tuple[Any, Any]] = {}
+        if small:
+            requests = []
+            for i in small:
+                case_json = cases[i].to_json()
+                for onednn in (True, False):
+                    requests.append({"case": case_json, "onednn": onednn, "values": values})
+            answers = self._workers().run(requests)
+            for k, i in enumerate(small):
+                results[i] = (answers[2 * k], answers[2 * k + 1])
+        verdicts = []
+        for i, case in enumerate(cases):
+            default, off = checked[i]
+            if i in results:
+                verdicts.append(self._real_verdict(case, default.backend, *results[i]))
+            else:
+                verdicts.append(self._checks_verdict(default, off))
+        return verdicts
+
+    def _real_verdict(self, case: Case, backend: str, default: Any, off: Any) -> TorchVerdict:
+        outcome, dtype = _real_outcome(case, default, backend)
+        other, other_dtype = _real_outcome(case, off, "no oneDNN")
+        return TorchVerdict(
+            outcome=outcome,
+            no_onednn=other,
+            backend=backend,
+            threads=self.threads,
+            path="real",
+            torch_bug=_disagreement(outcome, other, dtype or other_dtype),
+            out_dtype=dtype,
+            torch_version=self.torch_version,
+        )
+
+    def _checks_verdict(self, default, off) -> TorchVerdict:
+        bug = _disagreement(default.outcome, off.outcome, None)
+        return TorchVerdict(
+            outcome=default.outcome,
+            no_onednn=off.outcome,
+            backend=default.backend,
+            threads=self.threads,
+            path="checks",
+            torch_bug=None if bug is None else f"{bug} (predicted by the checks)",
+            torch_version=self.torch_version,
+        )
+
+    def _workers(self):
+        if self._pool is None:
+            from convcheck.sandbox import WorkerPool, WorkerSpec
+
+            spec = WorkerSpec(
+                handler="convcheck.torch_oracle._worker:handle",
+                init="convcheck.torch_oracle._worker:init",
+                config={"threads": self.threads},
+                # PASSIVE: idle OpenMP threads sleep instead of spinning, so that several
+                # workers with several threads each share the cores (20x faster on 2).
+                env={"OMP_NUM_THREADS": str(self.threads), "OMP_WAIT_POLICY": "PASSIVE"},
+                memory_limit_mb=self.memory_limit_mb,
+                sanitized=False,
+            )
+            self._pool = WorkerPool(spec, jobs=self.jobs, timeout=self.timeout)
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    def __enter__(self) -> TorchJudge:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _is_small(case: Case, checked) -> bool:
+    if case.input.rank > 5:
+        return False  # torch segfaults on some of these: decided by the checks only
+    for spec in (case.input, case.weight, case.bias):
+        if spec is not None and spec.numel > SMALL_NUMEL:
+            return False
+    taps = 1
+    for s in case.weight.sizes[1:]:
+        taps *= s
+    for result in checked:
+        sizes = result.outcome.out_sizes
+        if sizes is None:
+            continue
+        out = 1
+        for s in sizes:
+            out *= max(s, 0)
+        if out > SMALL_OUT_NUMEL or out * max(taps, 1) > SMALL_WORK:
+            return False
+    return True
+
+
+def _real_outcome(case: Case, answer: Any, backend: str) -> tuple[Outcome, str | None]:
+    from convcheck.sandbox import Crash, Hang
+    from convcheck.torch_oracle._normalize import normalize
+
+    if isinstance(answer, Hang):
+        return Outcome.hung(detail=answer.describe()), None
+    if isinstance(answer, Crash):
+        assert answer.kind != "python-exception", f"torch worker failed: {answer.site}"
+        # The site: where in torch, stably named (the frame faulthandler saw is in detail).
+        site = f"aten.convolution.{backend}" if backend != "no oneDNN" else "aten.convolution"
+        return Outcome.crashed(answer.kind, site, answer.describe()), None
+    if answer["verdict"] == ACCEPT:
+        raw = answer.get("values")
+        values = None if raw is None else tuple(float(v) for v in raw)
+        dtype = answer["dtype"]
+        return Outcome.accept(answer["sizes"], values, detail=f"dtype {dtype}"), dtype
+    check = normalize(answer["error"], answer["message"], case)
+    return Outcome.reject(check, detail=f"{answer['error']}: {answer['message']}"), None
+
+
+def _class(outcome: Outcome) -> str:
+    if outcome.verdict == REJECT:
+        return f"reject {outcome.check}"
+    if outcome.verdict == CRASH:
+        return f"crash {outcome.crash_kind}"
+    return outcome.verdict
+
+
+def _disagreement(a: Outcome, b: Outcome, dtype: str | None) -> str | None:
+    """Why two torch answers on one call (oneDNN on, off) differ, or None.
+
+    The text starts with what differs ("verdict:", "sizes:", "values:") and the two
+    answers' classes, so that it can serve as a signature.
+    """
+    if a.verdict == b.verdict == HANG:
+        return None  # slow both ways: no disagreement
+    if a.verdict != b.verdict or a.verdict in (CRASH, HANG):
+        return f"verdict: oneDNN {_class(a)}, no oneDNN {_class(b)}; {_both(a, b)}"
+    if a.verdict != ACCEPT:
+        return None  # both reject: the reasons may differ by backend
+    if a.out_sizes != b.out_sizes:
+        return f"sizes: oneDNN {list(a.out_sizes)}, no oneDNN {list(b.out_sizes)}"
+    if a.values is not None and b.values is not None:
+        diff = first_difference(a.values, b.values, dtype or "float32")
+        if diff is not None:
+            index, x, y = diff
+            return f"values: {dtype} element {index} is {_num(x)} with oneDNN, {_num(y)} without"
+    return None
+
+
+def _num(v: float) -> str:
+    return repr(v) if not math.isfinite(v) else f"{v:.6g}"
+
+
+def _both(a: Outcome, b: Outcome) -> str:
+    return f"with oneDNN {_describe(a)}, without {_describe(b)}"

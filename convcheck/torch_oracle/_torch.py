@@ -1,0 +1,150 @@
+"""The one place that imports torch, lazily, and builds tensors from case specs.
+
+``import convcheck`` must not import torch: every function here imports it on first use.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib
+import importlib.util
+from collections.abc import Iterator
+from typing import Any
+
+from convcheck.case import TensorSpec
+from convcheck.errors import ConvcheckError
+
+TORCH_VERSION_PINNED = "2.13.0"
+INSTALL_HINT = f"pip install 'convcheck[torch]' torch=={TORCH_VERSION_PINNED}"
+
+# torch._C._ConvBackend as torch 2.13 numbers it. The Python enum omits
+# MkldnnTranspose (9); int(backend) is what we read.
+BACKEND_NAMES = {
+    0: "CudaDepthwise2d",
+    1: "CudaDepthwise3d",
+    2: "Cudnn",
+    3: "CudnnTranspose",
+    4: "Empty",
+    5: "Miopen",
+    6: "MiopenDepthwise",
+    7: "MiopenTranspose",
+    8: "Mkldnn",
+    9: "MkldnnTranspose",
+    10: "MkldnnEmpty",
+    11: "NnpackSpatial",
+    12: "Overrideable",
+    13: "Slow2d",
+    14: "Slow3d",
+    15: "SlowDilated2d",
+    16: "SlowDilated3d",
+    17: "SlowTranspose2d",
+    18: "SlowTranspose3d",
+    19: "Winograd3x3Depthwise",
+    20: "Xnnpack2d",
+    21: "Mps",
+    22: "MpsTranspose",
+}
+
+
+def available() -> bool:
+    """Whether torch can be imported (without importing it)."""
+    return importlib.util.find_spec("torch") is not None
+
+
+def torch_module() -> Any:
+    try:
+        return importlib.import_module("torch")
+    except ImportError as e:
+        raise ConvcheckError(
+            f"the torch judge needs PyTorch, which is not importable here ({e}); "
+            f"install it with: {INSTALL_HINT}"
+        ) from None
+
+
+def torch_dtype(name: str) -> Any:
+    return getattr(torch_module(), name)
+
+
+def onednn_version() -> str:
+    """oneDNN's version as this build reports it ("3.12.0"), or ""."""
+    import re
+
+    found = re.search(r"MKL-DNN v(\d+\.\d+(?:\.\d+)?)", torch_module().__config__.show())
+    return found.group(1) if found else ""
+
+
+def has_select_conv_backend() -> bool:
+    """Whether this torch exposes the private ``torch._C._select_conv_backend``."""
+    torch = torch_module()
+    return callable(getattr(torch._C, "_select_conv_backend", None))
+
+
+@functools.cache
+def onednn_support() -> dict[str, bool]:
+    """What oneDNN (mkldnn) can do in this build and on this CPU."""
+    torch = torch_module()
+    ops = getattr(torch.ops, "mkldnn", None)
+
+    def probe(name: str) -> bool:
+        try:
+            return bool(getattr(ops, name)())
+        except (AttributeError, RuntimeError):
+            return False
+
+    return {
+        "available": bool(torch.backends.mkldnn.is_available()),
+        "bf16": probe("_is_mkldnn_bf16_supported"),
+        "fp16": probe("_is_mkldnn_fp16_supported"),
+    }
+
+
+@contextlib.contextmanager
+def settings(threads: int, onednn: bool) -> Iterator[None]:
+    """Run with a thread count and oneDNN on or off; restore both afterwards.
+
+    ``torch.backends.mkldnn.enabled`` is set directly: ``mkldnn.flags()`` also touches
+    TF32 and warns on every use.
+    """
+    torch = torch_module()
+    old_threads = torch.get_num_threads()
+    old_onednn = torch.backends.mkldnn.enabled
+    if old_threads != threads:
+        torch.set_num_threads(threads)
+    torch.backends.mkldnn.enabled = onednn
+    try:
+        yield
+    finally:
+        torch.backends.mkldnn.enabled = old_onednn
+        if torch.get_num_threads() != old_threads:
+            torch.set_num_threads(old_threads)
+
+
+def empty_like_spec(spec: TensorSpec) -> Any:
+    """An uninitialised CPU tensor with the spec's sizes, laid out by its dim order.
+
+    The memory is a contiguous buffer of the sizes in dim order, viewed back in logical
+    order: for [0, 2, 3, 1] this is exactly ``torch.channels_last``'s strides.
+    """
+    torch = torch_module()
+    order = spec.order
+    buffer = torch.empty([spec.sizes[d] for d in order], dtype=torch_dtype(spec.dtype))
+    return buffer.permute([order.index(i) for i in range(spec.rank)])
+
+
+def real_tensor(spec: TensorSpec, role: str) -> Any:
+    """``empty_like_spec`` holding the shared deterministic values (``convcheck.values``)."""
+    from convcheck.values import logical_values
+
+    torch = torch_module()
+    tensor = empty_like_spec(spec)
+    if spec.numel:  # numpy cannot even shape an empty array with dims of 2^31
+        values = torch.from_numpy(logical_values(spec, role).copy())
+        tensor.copy_(values.to(torch_dtype(spec.dtype)))
+    return tensor
+
+
+def zero_stride_tensor(sizes, dtype: str) -> Any:
+    """A tensor of any sizes over one element: shape checks see it, nothing allocates."""
+    torch = torch_module()
+    return torch.empty((), dtype=torch_dtype(dtype)).expand(list(sizes))

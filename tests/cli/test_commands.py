@@ -1,0 +1,127 @@
+"""The commands end to end, on the embedded kernel (torch left out where it adds nothing)."""
+
+import io
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from convcheck.cli import example_paths, main
+
+
+def run(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = main([str(a) for a in argv], out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def example(name):
+    return next(p for p in example_paths() if p.stem == name)
+
+
+def test_judge_json_shows_every_judge_and_the_crash():
+    code, out, _ = run("judge", example("groups_zero"), "--json", "--no-torch")
+    data = json.loads(out)
+    assert code == 1
+    assert data["model"]["check"] == "input.channels"
+    assert data["native"]["verdict"] == "crash"
+    assert data["native"]["crash"]["kind"] == "division-by-zero"
+    kinds = {f["kind"] for f in data["findings"]}
+    assert kinds == {"crash", "ordering"}
+
+
+@pytest.fixture(scope="module")
+def legacy_corpus(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("corpus")
+    code, out, err = run("fuzz", "--no-torch", "--time", 4, "--corpus", folder, "--jobs", 2)
+    assert code == 1, err
+    assert "distinct findings" in out and "groups = 0" in out
+    return folder
+
+
+def test_fuzz_writes_minimised_findings(legacy_corpus):
+    files = list(legacy_corpus.glob("*.json"))
+    assert len(files) >= 5
+    for path in files:
+        data = json.loads(path.read_text())
+        assert data["revision"] == "legacy" and data["signature"][0] == data["kind"]
+
+
+def test_replay_reproduces_on_legacy_and_is_clean_on_current(legacy_corpus):
+    code, out, _ = run(
+        "replay", legacy_corpus, "--revision", "legacy", "--expect-reproduce", "--no-torch"
+    )
+    assert code == 0, out
+    code, out, _ = run("replay", legacy_corpus, "--revision", "current", "--no-torch")
+    assert code == 0, out
+    assert out.strip().endswith("0 failed")
+
+
+def test_ci_on_current_passes_and_writes_junit_and_sarif(legacy_corpus, tmp_path):
+    code, out, err = run(
+        "ci", "--no-torch", "--time", 4, "--corpus", legacy_corpus, "--results", tmp_path
+    )
+    assert code == 0, out + err
+    suite = ET.parse(tmp_path / "junit.xml").getroot()
+    names = [case.get("classname") for case in suite.iter("testcase")]
+    assert names.count("convcheck.corpus") == len(list(legacy_corpus.glob("*.json")))
+    assert names.count("convcheck.campaign") == 2
+    assert suite.get("failures") == "0"
+    assert json.loads((tmp_path / "results.sarif").read_text())["version"] == "2.1.0"
+
+
+def test_ci_on_legacy_fails_with_findings_in_sarif(legacy_corpus, tmp_path):
+    code, out, _ = run(
+        "ci",
+        "--revision",
+        "legacy",
+        "--no-torch",
+        "--time",
+        2,
+        "--corpus",
+        legacy_corpus,
+        "--results",
+        tmp_path,
+    )
+    assert code == 1 and "verdict: FAILED" in out
+    sarif = json.loads((tmp_path / "results.sarif").read_text())
+    rules = {r["ruleId"] for r in sarif["runs"][0]["results"]}
+    assert "crash" in rules
+    located = [r for r in sarif["runs"][0]["results"] if "locations" in r]
+    uri = located[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri.startswith("convcheck/native/") and uri.endswith(".c")
+
+
+def test_minimize_keeps_the_signature():
+    code, out, _ = run(
+        "minimize", example("groups_overflow_before_validation"), "--kind", "ordering", "--no-torch"
+    )
+    assert code == 1
+    assert "signature: ordering | bias_shape.groups_mul" in out
+    assert "<-- UB: signed-integer-overflow" in out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["fuzz", "--time", "0"], "expected a positive time"),
+        (["fuzz", "--jobs", "two"], "expected a whole number"),
+        (["fuzz", "--engine", "afl"], "invalid choice: 'afl'"),
+        (["replay", "/nonexistent-corpus"], "does not exist"),
+        (
+            ["judge", "--target", "/etc/hostname", "--no-torch", "missing.json"],
+            "case file missing.json",
+        ),
+    ],
+)
+def test_usage_errors_are_one_line_and_exit_2(argv, message):
+    code, out, err = run(*argv)
+    assert code == 2
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_a_target_that_is_not_a_library_is_one_line(tmp_path):
+    fake = tmp_path / "libfake.so"
+    fake.write_text("not an ELF file")
+    code, _, err = run("judge", example("groups_zero"), "--target", fake, "--no-torch")
+    assert code == 2 and len(err.splitlines()) == 1 and str(fake) in err

@@ -1,0 +1,38 @@
+"""Every corpus entry, replayed by name: on its own revision it must still show its
+signature; on current it must be handled cleanly (torch's own bugs are torch's)."""
+
+from pathlib import Path
+
+import pytest
+
+from convcheck import corpus
+from convcheck.engine import Engine
+
+pytest.importorskip("torch")
+
+CORPUS = Path(__file__).parents[2] / "corpus"
+ENTRIES = corpus.load_all(CORPUS) if CORPUS.is_dir() else []
+
+
+@pytest.fixture(scope="module")
+def engines():
+    made = {}
+    yield lambda revision: made.setdefault(revision, Engine(revision, jobs=1))
+    for engine in made.values():
+        engine.close()
+
+
+def test_the_corpus_is_not_empty():
+    assert ENTRIES, f"no entries in {CORPUS}"
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
+def test_reproduces_on_its_revision(entry, engines):
+    found = engines(entry.revision).evaluate([entry.case])[0]
+    assert entry.key in {f.key for f in found}, [f.describe() for f in found]
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
+def test_handled_cleanly_on_current(entry, engines):
+    found = engines("current").evaluate([entry.case])[0]
+    assert [f.describe() for f in found if f.about_kernel] == []
