@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 CONVCHECK := $(VENV)/bin/convcheck
 
-.PHONY: setup demo test
+.PHONY: setup demo test executorch
 
 setup: $(VENV)/.installed
 
@@ -18,10 +18,18 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e '.[torch,fuzz,dev]'
 	touch $@
 
+# ExecuTorch 1.5.1 as a target: without its ~50 dependencies, which it does not need here
+# (an extra cannot say --no-deps, so this is a make target).
+executorch: $(VENV)/.executorch
+$(VENV)/.executorch: $(VENV)/.installed
+	$(PY) -m pip install -q executorch==1.5.1 --no-deps
+	$(PY) -m pip install -q -e '.[executorch]'
+	touch $@
+
 # The demo's findings go to results/ (ignored by git): corpus/ holds the reviewed ones.
 demo: setup
 	$(CONVCHECK) fuzz --revision legacy --time 30 --jobs 2 --corpus results/corpus || [ $$? -eq 1 ]
 
-test: setup
+test: setup executorch
 	$(CONVCHECK) build
 	$(PY) -m pytest

@@ -60,8 +60,14 @@ class Campaign:
         self.stats.cases += len(cases)
         for found in per_case:
             for finding in found:
-                if finding.key not in self.found:
+                kept = self.found.get(finding.key)
+                if kept is None:
                     self._keep(finding)
+                elif finding.key not in self.minimized and complexity(finding.case) < complexity(
+                    kept.case
+                ):
+                    # A simpler witness of a known finding: shrinking starts from the best.
+                    self.found[finding.key] = finding
         self._show_progress()
         return per_case
 
@@ -138,6 +144,17 @@ class Campaign:
         self.progress.flush()
 
 
+def complexity(case: Case) -> int:
+    """Bigger tensors, more dims and larger integers make a case harder to read."""
+    tensors = [case.input, case.weight, case.out] + ([case.bias] if case.bias else [])
+    ints = [*case.stride, *case.padding, *case.dilation, *case.output_padding, case.groups]
+    return (
+        sum(t.numel for t in tensors)
+        + 4 * sum(t.rank for t in tensors)
+        + sum(abs(v).bit_length() for v in ints)
+    )
+
+
 # -- engines ------------------------------------------------------------------------
 
 
@@ -179,6 +196,9 @@ def atheris_engine(campaign: Campaign, seconds: float, seed: int) -> None:
         findings_dir = campaign.corpus_dir or work / "findings"
         seeds = work / "seeds"
         seeds.mkdir()
+        # Seeds: the bundled examples (one valid call of each rank) and the corpus.
+        for example in example_cases():
+            (seeds / f"example-{example.stem}.json").write_text(example.read_text())
         if campaign.corpus_dir is not None and campaign.corpus_dir.is_dir():
             for entry in corpus.load_all(campaign.corpus_dir):
                 (seeds / f"{entry.name}.json").write_text(entry.case.dumps())
@@ -222,6 +242,13 @@ def atheris_engine(campaign: Campaign, seconds: float, seed: int) -> None:
         campaign.stats.cases += stats.get("cases", 0)
         if findings_dir.is_dir():
             _adopt(campaign, corpus.load_all(findings_dir), stats.get("first_found", {}))
+
+
+def example_cases() -> list[Path]:
+    from importlib import resources
+
+    folder = resources.files("convcheck") / "examples"
+    return sorted(Path(str(p)) for p in folder.iterdir() if p.name.endswith(".json"))
 
 
 def _adopt(campaign: Campaign, entries: list[corpus.Entry], first_found: dict[str, float]) -> None:

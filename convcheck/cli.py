@@ -9,7 +9,6 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import TextIO
 
@@ -37,8 +36,9 @@ def load_case(path: str) -> Case:
 
 
 def example_paths() -> list[Path]:
-    folder = resources.files("convcheck") / "examples"
-    return sorted(Path(str(p)) for p in folder.iterdir() if p.name.endswith(".json"))
+    from convcheck.campaign import example_cases
+
+    return example_cases()
 
 
 def cmd_explain(args, stdout: TextIO, stderr: TextIO) -> int:
@@ -221,7 +221,11 @@ def cmd_build(args, stdout: TextIO, stderr: TextIO) -> int:
 
 def _judges(parser: argparse.ArgumentParser, torch_flag: bool = True) -> None:
     parser.add_argument("--revision", default="legacy", choices=sorted(model.REVISIONS))
-    parser.add_argument("--target", help="a shared library exporting the convcheck ABI")
+    parser.add_argument(
+        "--target",
+        help="a shared library exporting the convcheck ABI, or 'executorch' "
+        "(ExecuTorch 1.5.1 from PyPI; needs --revision legacy)",
+    )
     parser.add_argument("--jobs", type=_positive_int, default=1, help="worker processes per judge")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per case in a worker")
     if torch_flag:

@@ -73,6 +73,7 @@ def write(directory: Path, finding: Finding, revision: str, target: str | None, 
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; a corpus is shared
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

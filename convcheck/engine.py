@@ -16,6 +16,7 @@ import numpy as np
 
 from convcheck import model
 from convcheck.case import Case
+from convcheck.errors import ConvcheckError
 from convcheck.outcome import ACCEPT, CRASH, HANG, REJECT, Outcome
 
 # Run-entry (data) only when every tensor is at most this many elements.
@@ -71,6 +72,9 @@ class Judgement:
     native_check: Outcome | None = None
     native_run: Outcome | None = None
     torch: object | None = None  # a TorchVerdict
+    # What the kernel should answer when that is not the model's sanitized prediction:
+    # the ExecuTorch target (no sanitizers; it only runs whole).
+    expected: Outcome | None = None
 
     @property
     def kernel(self) -> Outcome | None:
@@ -162,7 +166,7 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
     if kernel is not None and kernel.verdict in (CRASH, HANG):
         # Where the model foresaw this crash, its step names the bug better than the C
         # function that happened to fault (a bias over-read faults in a per-dtype loader).
-        foreseen = model.predict(j.model, with_loops=j.native_run is not None)
+        foreseen = j.expected or model.predict(j.model, with_loops=j.native_run is not None)
         if foreseen.verdict == CRASH and foreseen.crash_kind == kernel.crash_kind:
             site = model.site_family(foreseen.crash_site)
         else:
@@ -175,7 +179,7 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
     ):
         if actual is None:
             continue
-        predicted = model.predict(j.model, with_loops)
+        predicted = j.expected or model.predict(j.model, with_loops)
         if not agree(predicted, actual):
             add(
                 "infidelity",
@@ -246,7 +250,20 @@ class Engine:
         self.native = None
         self.torch = None
         self._explain = None
-        if use_native:
+        self._expected = None
+        if use_native and target == "executorch":
+            from convcheck import executorch_target
+
+            if revision != "legacy":
+                raise ConvcheckError(
+                    f"revision {revision!r}: ExecuTorch 1.5.1 runs the legacy kernel "
+                    "(use --revision legacy with --target executorch)"
+                )
+            if not executorch_target.available():
+                raise ConvcheckError(f"executorch is not installed: {executorch_target.INSTALL}")
+            self.native = executorch_target.ExecutorchJudge(jobs=jobs, timeout=max(timeout, 20.0))
+            self._expected = executorch_target.expected_outcome
+        elif use_native:
             from convcheck.native import NativeJudge
 
             self.native = NativeJudge(revision=revision, target=target, jobs=jobs, timeout=timeout)
@@ -280,6 +297,16 @@ class Engine:
         return judgements
 
     def _judge_native(self, judgements: list[Judgement], thrifty: bool) -> None:
+        if self._expected is not None:
+            # ExecuTorch only runs whole: one execution per case, the values when small.
+            for j in judgements:
+                j.expected = self._expected(j.case)
+            chosen = [j for j in judgements if not (thrifty and self._confirmed(j, True))]
+            for j, outcome in zip(chosen, self.native.run([j.case for j in chosen]), strict=True):
+                j.native_run = outcome
+            for j in chosen:
+                self._count_confirmation(j)
+            return
         checked = [j for j in judgements if not (thrifty and self._confirmed(j, False))]
         for j, outcome in zip(checked, self.native.check([j.case for j in checked]), strict=True):
             j.native_check = outcome
@@ -299,7 +326,7 @@ class Engine:
             self._count_confirmation(j)
 
     def _confirmed(self, j: Judgement, with_loops: bool) -> bool:
-        predicted = model.predict(j.model, with_loops)
+        predicted = j.expected or model.predict(j.model, with_loops)
         if predicted.verdict != CRASH:
             return False
         key = (with_loops, predicted.crash_kind, model.site_family(predicted.crash_site))
@@ -308,7 +335,7 @@ class Engine:
     def _count_confirmation(self, j: Judgement) -> None:
         """A native crash the model foresaw counts toward skipping its copies."""
         for with_loops, actual in ((False, j.native_check), (True, j.native_run)):
-            predicted = model.predict(j.model, with_loops)
+            predicted = j.expected or model.predict(j.model, with_loops)
             if actual is not None and predicted.verdict == CRASH and agree(predicted, actual):
                 key = (with_loops, predicted.crash_kind, model.site_family(predicted.crash_site))
                 self._confirmations[key] = self._confirmations.get(key, 0) + 1
