@@ -7,7 +7,7 @@ batches by the child's own ``Campaign``, which writes each new finding to the co
 moment it appears; the parent reads them back and minimises them.
 
     python -m convcheck._atheris_engine --revision legacy --corpus DIR [--target LIB]
-        [--no-torch] [--stats FILE] -- [libFuzzer flags and corpus folders]
+        [--no-torch] [--jobs N] [--stats FILE] -- [libFuzzer flags and corpus folders]
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--stats")
     parser.add_argument("--no-torch", action="store_true")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes per judge")
     args = parser.parse_args(ours)
 
     import atheris
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> None:
     from convcheck.fuzzed import case_from_bytes
 
     known = set(Path(args.known).read_text().splitlines()) if args.known else set()
-    engine = Engine(args.revision, target=args.target, use_torch=not args.no_torch)
+    engine = Engine(args.revision, target=args.target, jobs=args.jobs, use_torch=not args.no_torch)
     run = Campaign(
         engine,
         Path(args.corpus),

@@ -96,7 +96,10 @@ class Campaign:
         only: Callable[[Finding], bool] | None = None,
     ) -> None:
         for key, finding in list(self.found.items()):
-            if key in self.minimized or (only is not None and not only(finding)):
+            # Known findings are in the corpus already, in their minimised form.
+            if key in self.minimized or key in self.known:
+                continue
+            if only is not None and not only(finding):
                 continue
             small = minimize(
                 finding.case, self.keeps(finding.signature), max_evaluations, seconds_each
@@ -219,6 +222,8 @@ def atheris_engine(campaign: Campaign, seconds: float, seed: int) -> None:
             str(work / "stats.json"),
             *(["--target", engine.target] if engine.target else []),
             *([] if engine.torch is not None else ["--no-torch"]),
+            "--jobs",
+            str(engine.jobs),
             "--",
             f"-max_total_time={max(1, int(seconds))}",
             f"-seed={seed + 1}",

@@ -245,6 +245,7 @@ class Engine:
         model.revision_module(revision)  # an unknown revision fails here, before workers
         self.revision = revision
         self.target = target
+        self.jobs = jobs
         self._confirmations: dict[tuple, int] = {}
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="convcheck-native")
         self.native = None
