@@ -15,25 +15,26 @@ import time
 
 from convcheck import campaign
 from convcheck.engine import Engine
-from convcheck.generate import random_cases
+from convcheck.generate import RandomSource, build_case
 from convcheck.known_bugs import LEGACY_BUG_CLASSES
 
 
 def throughput(seconds: float) -> None:
-    print("== pipeline throughput, legacy, jobs=2, batches of 256")
-    cases = random_cases(seed=99, count=256)
+    """As a campaign judges: fresh cases every batch, known crashes confirmed, then spared."""
+    print("== pipeline throughput, legacy, jobs=2, batches of 256, fresh cases")
     rows = []
     for label, native, torch in (
         ("model (C + exact)", False, False),
         ("+ native", True, False),
         ("+ native + torch", True, True),
     ):
+        src = RandomSource(99)
         with Engine("legacy", jobs=2, use_native=native, use_torch=torch) as engine:
-            engine.evaluate(cases[:8])  # start the workers
+            engine.evaluate([build_case(src) for _ in range(8)])  # start the workers
             done, start = 0, time.monotonic()
             while time.monotonic() - start < seconds:
-                engine.evaluate(cases)
-                done += len(cases)
+                engine.evaluate([build_case(src) for _ in range(256)], thrifty=True)
+                done += 256
             rows.append((label, done / (time.monotonic() - start)))
     base = rows[0][1]
     for label, rate in rows:
