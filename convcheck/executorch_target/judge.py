@@ -3,14 +3,13 @@ the sandbox. Same interface as ``convcheck.native.NativeJudge``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import asdict
 
-from convcheck.case import Case
 from convcheck.errors import ConvcheckError
 from convcheck.executorch_target._logs import LOG_LINE
 from convcheck.executorch_target._plan import Limits
 from convcheck.outcome import Outcome
+from convcheck.pool_judge import PoolJudge
 from convcheck.sandbox import Crash, Hang, WorkerPool, WorkerSpec
 
 NAME = "executorch 1.5.1 portable"
@@ -28,7 +27,7 @@ def installed_version() -> str | None:
         return None
 
 
-class ExecutorchJudge:
+class ExecutorchJudge(PoolJudge):
     """Judges cases with ExecuTorch's runtime in sandboxed worker processes.
 
     Each case becomes a one-operator program calling ``aten::convolution.out`` (crafted
@@ -66,33 +65,15 @@ class ExecutorchJudge:
         )
         self._pool = WorkerPool(spec, jobs=jobs, timeout=timeout)
 
+    @staticmethod
+    def outcome(answer: dict | Crash | Hang) -> Outcome:
+        return _answer_outcome(answer)
+
     def __repr__(self) -> str:
         return f"ExecutorchJudge({self.name!r}, jobs={self._pool.jobs})"
 
-    def check(self, cases: Sequence[Case]) -> list[Outcome]:
-        """Verdict, check id and out sizes for each case (the values are dropped)."""
-        return self._judge(cases, "check")
 
-    def run(self, cases: Sequence[Case]) -> list[Outcome]:
-        """As ``check``, with the out values of accepted cases with small outputs."""
-        return self._judge(cases, "run")
-
-    def close(self) -> None:
-        """Stop the workers (a later call starts new ones)."""
-        self._pool.close()
-
-    def __enter__(self) -> ExecutorchJudge:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def _judge(self, cases: Sequence[Case], mode: str) -> list[Outcome]:
-        requests = [{"case": case.to_json(), "mode": mode} for case in cases]
-        return [outcome(answer) for answer in self._pool.run(requests)]
-
-
-def outcome(answer: dict | Crash | Hang) -> Outcome:
+def _answer_outcome(answer: dict | Crash | Hang) -> Outcome:
     """A worker's answer (or the sandbox's Crash or Hang) as an Outcome."""
     if isinstance(answer, Crash):
         if answer.kind == "python-exception":  # the handler raised: as NativeJudge says it

@@ -13,18 +13,17 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
 import convcheck
-from convcheck.case import Case
 from convcheck.errors import ConvcheckError
 from convcheck.native import abi
 from convcheck.native._elf import read_dynamic_info
 from convcheck.native.build import REVISIONS, build_library, worker_env
 from convcheck.native.worker import RunLimits
 from convcheck.outcome import Outcome
+from convcheck.pool_judge import PoolJudge
 from convcheck.sandbox import Crash, Hang, WorkerPool, WorkerSpec
 
 _PROBE_TIMEOUT = 60.0  # seconds; loading a library under ASan is quick, but CI is slow
@@ -81,7 +80,7 @@ def probe_library(path: Path, what: str = "target", sanitized: bool | None = Non
     return answer["name"]
 
 
-class NativeJudge:
+class NativeJudge(PoolJudge):
     """Judges cases with a C library of convcheck's ABI, in sandboxed worker processes.
 
     ``NativeJudge("legacy")`` builds and uses convcheck's own kernel for that revision
@@ -129,30 +128,12 @@ class NativeJudge:
         )
         self._pool = WorkerPool(spec, jobs=jobs, timeout=timeout)
 
+    @staticmethod
+    def outcome(answer: dict | Crash | Hang) -> Outcome:
+        return _outcome(answer)
+
     def __repr__(self) -> str:
         return f"NativeJudge({self.name!r}, library={str(self.library)!r})"
-
-    def check(self, cases: Sequence[Case]) -> list[Outcome]:
-        """The checks' verdict and output sizes for each case; no tensor data is touched."""
-        return self._judge(cases, "check")
-
-    def run(self, cases: Sequence[Case]) -> list[Outcome]:
-        """The checks, then the convolution on deterministic inputs for small accepted cases."""
-        return self._judge(cases, "run")
-
-    def close(self) -> None:
-        """Stop the workers (a later call starts new ones)."""
-        self._pool.close()
-
-    def __enter__(self) -> NativeJudge:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def _judge(self, cases: Sequence[Case], mode: str) -> list[Outcome]:
-        requests = [{"case": case.to_json(), "mode": mode} for case in cases]
-        return [_outcome(answer) for answer in self._pool.run(requests)]
 
 
 def _outcome(answer: dict | Crash | Hang) -> Outcome:

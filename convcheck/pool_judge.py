@@ -1,0 +1,40 @@
+"""What every judge that runs a target in sandbox workers shares: cases in as requests,
+answers out as outcomes. A subclass sets ``self._pool`` and says how an answer reads."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from convcheck.case import Case
+from convcheck.outcome import Outcome
+from convcheck.sandbox import Crash, Hang
+
+
+class PoolJudge:
+    _pool = None  # a sandbox.WorkerPool, set by the subclass
+
+    def check(self, cases: Sequence[Case]) -> list[Outcome]:
+        """The checks' verdict and output sizes for each case."""
+        return self._judge(cases, "check")
+
+    def run(self, cases: Sequence[Case]) -> list[Outcome]:
+        """As ``check``, then the computation: values for small accepted cases."""
+        return self._judge(cases, "run")
+
+    def close(self) -> None:
+        """Stop the workers (a later call starts new ones)."""
+        self._pool.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _judge(self, cases: Sequence[Case], mode: str) -> list[Outcome]:
+        requests = [{"case": case.to_json(), "mode": mode} for case in cases]
+        return [self.outcome(answer) for answer in self._pool.run(requests)]
+
+    @staticmethod
+    def outcome(answer: dict | Crash | Hang) -> Outcome:
+        raise NotImplementedError
