@@ -99,6 +99,8 @@ class Campaign:
             # Known findings are in the corpus already, in their minimised form.
             if key in self.minimized or key in self.known:
                 continue
+            if finding.kind == "tool-error":  # convcheck's own failure: no bug to shrink
+                continue
             if only is not None and not only(finding):
                 continue
             small = minimize(
@@ -189,12 +191,11 @@ def atheris_engine(campaign: Campaign, seconds: float, seed: int) -> None:
     import json
     import subprocess
     import sys
-    import tempfile
 
-    from convcheck import fuzzed
+    from convcheck import fuzzed, sandbox
 
     engine = campaign.engine
-    with tempfile.TemporaryDirectory(prefix="convcheck-atheris-") as tmp:
+    with sandbox.private_temporary_directory("convcheck-atheris-") as tmp:
         work = Path(tmp)
         findings_dir = campaign.corpus_dir or work / "findings"
         seeds = work / "seeds"
@@ -234,7 +235,7 @@ def atheris_engine(campaign: Campaign, seconds: float, seed: int) -> None:
         ]
         log = work / "libfuzzer.log"
         with open(log, "w") as out:
-            child = subprocess.Popen(command, stdout=out, stderr=out, start_new_session=True)
+            child = subprocess.Popen(command, stdout=out, stderr=out, **sandbox.own_session())
             try:
                 child.wait(timeout=seconds + 120)
             except BaseException:

@@ -17,7 +17,7 @@ import numpy as np
 from convcheck import model
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError
-from convcheck.outcome import ACCEPT, CRASH, HANG, REJECT, Outcome
+from convcheck.outcome import ABI_VIOLATION, ACCEPT, CRASH, HANG, REJECT, TOOL_ERROR, Outcome
 
 # Run-entry (data) only when every tensor is at most this many elements.
 SMALL_NUMEL = 4096
@@ -33,7 +33,13 @@ FINDING_KINDS = (
     "overflow",
     "ordering",
     "torch-bug",
+    # A target's result outside the ABI (convcheck_abi.h): about the kernel.
+    "abi-violation",
+    # convcheck's own code failed on the case: never about the kernel, never minimised.
+    "tool-error",
 )
+# Kinds reported but not the kernel's to fix.
+NOT_ABOUT_KERNEL = ("torch-bug", "tool-error")
 
 # Tolerances of a value comparison: accumulation order differs between kernels.
 _TOLERANCE = {"float64": 1e-9, "float32": 1e-4, "float16": 2e-2, "bfloat16": 5e-2}
@@ -53,8 +59,8 @@ class Finding:
 
     @property
     def about_kernel(self) -> bool:
-        """A torch-bug is reported, but it is not the kernel's to fix."""
-        return self.kind != "torch-bug"
+        """A torch-bug or a tool-error is reported, but it is not the kernel's to fix."""
+        return self.kind not in NOT_ABOUT_KERNEL
 
     def describe(self) -> str:
         return f"{self.kind}: {self.explanation}"
@@ -162,6 +168,15 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
         site = overflow_site(j.model) if mf.kind == "overflow" else mf.site
         add(mf.kind, (model.site_family(site),), mf.detail)
 
+    unjudged = _unjudged(j)
+    for name, outcome in unjudged:
+        if outcome.verdict == ABI_VIOLATION:
+            add("abi-violation", (outcome.check or "?",), f"{name}: {outcome.detail}")
+        else:
+            add("tool-error", (name,), f"convcheck failed on {name}: {outcome.detail}")
+    if unjudged:
+        return found  # nothing the kernel said can be compared
+
     kernel = j.kernel
     if kernel is not None and kernel.verdict in (CRASH, HANG):
         # Where the model foresaw this crash, its step names the bug better than the C
@@ -228,6 +243,15 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
             if why:
                 add("wrong-result", ("values",), why)
     return found
+
+
+def _unjudged(j: Judgement) -> list[tuple[str, Outcome]]:
+    """The native answers that are no verdict: an ABI violation or a tool error."""
+    return [
+        (name, outcome)
+        for name, outcome in (("native", j.native_check), ("native_run", j.native_run))
+        if outcome is not None and outcome.verdict in (ABI_VIOLATION, TOOL_ERROR)
+    ]
 
 
 class Engine:

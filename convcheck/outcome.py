@@ -2,7 +2,9 @@
 
 ``accept(out_sizes[, values])``, ``reject(check)``, ``crash(kind, site)`` or ``hang``.
 Every judge (model, native, torch, a user's target) answers in this one type, so the
-engine compares like with like.
+engine compares like with like. Two more say the answer could not be compared:
+``abi_violation(field)``, a target's result outside its ABI (``check`` names the field),
+and ``tool_error``, convcheck's own code failed on the case (nothing about the kernel).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ ACCEPT = "accept"
 REJECT = "reject"
 CRASH = "crash"
 HANG = "hang"
+ABI_VIOLATION = "abi-violation"
+TOOL_ERROR = "tool-error"
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,14 @@ class Outcome:
     @classmethod
     def hung(cls, detail: str = "") -> Outcome:
         return cls(HANG, detail=detail)
+
+    @classmethod
+    def abi_violation(cls, field: str, detail: str = "") -> Outcome:
+        return cls(ABI_VIOLATION, check=field, detail=detail)
+
+    @classmethod
+    def tool_error(cls, detail: str = "") -> Outcome:
+        return cls(TOOL_ERROR, detail=detail)
 
     def to_json(self) -> dict[str, Any]:
         crash = None
@@ -72,4 +84,6 @@ class Outcome:
             return f"reject {self.check}"
         if self.verdict == CRASH:
             return f"crash {self.crash_kind} at {self.crash_site or '?'}"
+        if self.verdict in (ABI_VIOLATION, TOOL_ERROR):
+            return f"{self.verdict}: {self.detail or self.check or '?'}"
         return "hang"

@@ -4,6 +4,7 @@ The handlers are in ``_handlers.py`` (tests/ is on sys.path, see tests/conftest.
 workers import with the parent's sys.path).
 """
 
+import contextlib
 import os
 import shutil
 import signal
@@ -266,6 +267,9 @@ def test_no_worker_outlives_its_parent(tmp_path):
         time.sleep(0.025)
     else:
         pytest.fail(f"worker {worker} outlived its parent")
+    # A pool made this process a subreaper: the orphan came here, and is ours to reap.
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(worker, 0)
 
 
 # -- end to end: a C library built with ASan and UBSan ---------------------------------------
