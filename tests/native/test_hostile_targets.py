@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from builders import conv
+from processes import running
 
 from convcheck.errors import ConvcheckError
 from convcheck.native import NativeJudge
@@ -34,15 +35,6 @@ def _build(directory: Path, *defines: str) -> str:
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
     return _build(tmp_path_factory.mktemp("hostile"))
-
-
-def _running(pid: int) -> bool:
-    """Alive and not a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rpartition(")")[2].split()[0] != "Z"
 
 
 def _pids(path: Path) -> list[int]:
@@ -116,8 +108,8 @@ def test_a_setsid_child_of_the_target_dies_with_the_judge(hostile, pid_file):
         assert [o.verdict for o in judge.check([conv(groups=42)] * 3)] == ["accept"] * 3
         children = _pids(pid_file)
         assert len(children) == 3
-        assert all(_running(pid) for pid in children)  # they are there while the judge is
-    assert [pid for pid in children if _running(pid)] == []
+        assert all(running(pid) for pid in children)  # they are there while the judge is
+    assert [pid for pid in children if running(pid)] == []
 
 
 def test_a_setsid_child_of_a_crashed_worker_is_reaped_at_once(hostile, pid_file):
@@ -125,7 +117,7 @@ def test_a_setsid_child_of_a_crashed_worker_is_reaped_at_once(hostile, pid_file)
         (crash,) = judge.check([conv(groups=43)])
         assert (crash.verdict, crash.crash_kind) == ("crash", "SIGSEGV")
         (child,) = _pids(pid_file)
-        assert not _running(child)
+        assert not running(child)
         assert judge.check([conv()])[0].verdict == "accept"
 
 
@@ -192,7 +184,7 @@ def test_close_from_another_thread_does_not_wait_for_a_hanging_batch(hostile, pi
     judge.close()
     batch.join()
     assert answers == [None]
-    assert not _running(worker)
+    assert not running(worker)
 
 
 def test_cancel_returns_what_finished_and_refuses_more_until_close(hostile, pid_file):
@@ -209,7 +201,7 @@ def test_cancel_returns_what_finished_and_refuses_more_until_close(hostile, pid_
         batch.join()
         assert answers[0].verdict == "accept"
         assert answers[1:] == [None, None]
-        assert not _running(worker)
+        assert not running(worker)
         assert judge.check([conv()]) == [None]
         judge.close()
         assert judge.check([conv()])[0].verdict == "accept"
@@ -222,5 +214,5 @@ def test_a_deadline_cuts_a_hanging_batch_short(hostile, pid_file):
         assert judge.check([conv()])[0].verdict == "accept"
         requests = [{"case": conv(groups=13).to_json(), "mode": "check"}]
         assert judge._pool.run(requests, deadline=time.monotonic() + 1.0) == [None]
-        assert not _running(_pids(pid_file)[0])
+        assert not running(_pids(pid_file)[0])
         assert judge.check([conv()])[0].verdict == "accept"

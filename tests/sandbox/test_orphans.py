@@ -16,19 +16,12 @@ import time
 from pathlib import Path
 
 import pytest
+from processes import running
 
 import convcheck
 from convcheck.sandbox import _descendants, private_temporary_directory
 
 ROOT = str(Path(convcheck.__file__).resolve().parents[1])
-
-
-def _running(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rpartition(")")[2].split()[0] != "Z"
 
 
 def _cmdline(pid: int) -> str:
@@ -48,7 +41,7 @@ def _wait_until(condition, what: str, tries: int = 2400) -> None:
 
 
 def _all_gone(pids: set[int]) -> None:
-    _wait_until(lambda: not any(_running(pid) for pid in pids), f"{sorted(pids)} all dead")
+    _wait_until(lambda: not any(running(pid) for pid in pids), f"{sorted(pids)} all dead")
     for pid in pids:
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, 0)

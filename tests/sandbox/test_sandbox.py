@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from processes import running
 
 from convcheck.errors import ConvcheckError
 from convcheck.sandbox import Crash, Hang, WorkerPool, WorkerSpec
@@ -39,14 +40,6 @@ def _children() -> list[tuple[int, str, str]]:
         if int(ppid) == os.getpid():
             found.append((int(entry), state, cmdline.decode(errors="replace")))
     return found
-
-
-def _running(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rpartition(")")[2].split()[0] != "Z"
 
 
 def _leftovers() -> set[int]:
@@ -243,6 +236,25 @@ def test_keyboard_interrupt_during_run_reaps_every_worker():
         assert pool.run([{"op": "echo"}]) == [{"op": "echo"}]
 
 
+def test_a_worker_that_finds_its_result_pipe_and_scribbles_on_it(tmp_path):
+    with WorkerPool(SPEC) as pool:
+        scribbled, after = pool.run([{"op": "scribble"}, {"op": "echo"}])
+    assert scribbled.kind == "corrupt-result", scribbled
+    assert "not a result" in scribbled.report
+    assert after == {"op": "echo"}
+
+
+def test_cancel_and_deadline_abandon_a_sleeping_batch():
+    with WorkerPool(SPEC, jobs=2, timeout=3600.0) as pool:
+        assert pool.run([{"op": "echo"}] * 2) == [{"op": "echo"}] * 2  # both workers up
+        sleeping = [{"op": "sleep", "seconds": 3600}] * 2
+        assert pool.run(sleeping, deadline=time.monotonic() + 0.5) == [None, None]
+        pool.cancel()
+        assert pool.run([{"op": "echo"}]) == [None]  # until close
+        pool.close()
+        assert pool.run([{"op": "echo"}]) == [{"op": "echo"}]
+
+
 def test_no_worker_outlives_its_parent(tmp_path):
     script = tmp_path / "parent.py"
     script.write_text(
@@ -262,7 +274,7 @@ def test_no_worker_outlives_its_parent(tmp_path):
     worker = int(parent.stdout)
     # Wait for the kernel's SIGKILL to land (whoever inherits the orphan may not reap it).
     for _ in range(400):
-        if not _running(worker):
+        if not running(worker):
             break
         time.sleep(0.025)
     else:
