@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from convcheck.case import Case
-from convcheck.engine import FINDING_KINDS, Finding
 from convcheck.errors import ConvcheckError, InvalidCase
+from convcheck.findings import Finding, FindingKind
 
 FORMAT_VERSION = 1
 
@@ -100,7 +100,7 @@ def load(path: Path) -> Entry:
     for name in ("kind", "signature", "revision", "case"):
         if name not in data:
             raise ConvcheckError(f"corpus file {path}: field {name!r} is missing")
-    if data["kind"] not in FINDING_KINDS:
+    if data["kind"] not in set(FindingKind):
         raise ConvcheckError(f"corpus file {path}: kind {data['kind']!r} is unknown")
     signature = data["signature"]
     if not isinstance(signature, list) or not all(isinstance(s, str) for s in signature):

@@ -7,8 +7,8 @@ import pytest
 from builders import conv
 
 from convcheck import corpus
-from convcheck.engine import Finding
 from convcheck.errors import ConvcheckError
+from convcheck.findings import Finding
 from convcheck.outcome import Outcome
 
 

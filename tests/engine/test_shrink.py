@@ -4,8 +4,9 @@ from builders import conv, conv_t, t
 
 from convcheck import model
 from convcheck.case import Case
-from convcheck.engine import Judgement, findings
+from convcheck.findings import findings
 from convcheck.fixedint import INT64_MAX
+from convcheck.judges import Judgement
 from convcheck.shrink import minimize, simpler_ints
 
 

@@ -67,5 +67,5 @@ def test_compiler_error_is_its_first_error_line(compiles, tmp_path):
 
 
 def test_unknown_revision(compiles):
-    with pytest.raises(ConvcheckError, match="unknown revision 'main'"):
+    with pytest.raises(ConvcheckError, match="revision='main' must be one of legacy, current"):
         build.build_library("main")
