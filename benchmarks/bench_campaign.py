@@ -50,7 +50,7 @@ def first_finds(engines: list[str], seconds: float, seeds: int) -> None:
         for seed in range(seeds):
             with Judges("legacy", jobs=2) as judges:
                 run = campaign.Campaign(judges, budget=campaign.Budget(seconds=seconds))
-                run.run(engine_name, seed)
+                run.explore(engine_name, seed)
             for bug, signatures in LEGACY_BUG_CLASSES.items():
                 hits = [
                     run.stats.first_found[f.key]

@@ -85,7 +85,7 @@ class Campaign:
         self._last_progress = 0.0
 
     # -- what engines call ----------------------------------------------------------
-    def run(self, engine: str, seed: int) -> None:
+    def explore(self, engine: str, seed: int) -> None:
         """The named engine proposes cases until the budget is spent."""
         engines.load(engine)(self, seed)
 

@@ -73,7 +73,7 @@ def run_ci(
             continue
         progress.write(f"campaign: {name} engine for {share.describe()}\n")
         run = campaign.Campaign(judges, new_dir, meta, progress, known, share)
-        run.run(name, seed)
+        run.explore(name, seed)
         run.minimize_all(only=lambda f: f.about_kernel)
         new = run.new_findings()
         known |= {f.key for f in new}

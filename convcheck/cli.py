@@ -138,7 +138,7 @@ def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
         known = {e.key for e in corpus.load_all(corpus_dir)}
     with _open_judges(args) as judges:
         run = campaign.Campaign(judges, corpus_dir, _meta(args), stderr, known, _budget(args))
-        run.run(args.engine, args.seed)
+        run.explore(args.engine, args.seed)
         if not args.no_minimize:
             run.minimize_all()
     stdout.write(format_campaign(run, args) + "\n")

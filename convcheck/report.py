@@ -169,7 +169,9 @@ def sarif(result) -> dict:
                 "tool": {
                     "driver": {
                         "name": "convcheck",
-                        "rules": [{"id": k, "shortDescription": {"text": k}} for k in kinds],
+                        "rules": [
+                            {"id": k, "shortDescription": {"text": k.description}} for k in kinds
+                        ],
                     }
                 },
                 "results": results,

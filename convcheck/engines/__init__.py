@@ -1,6 +1,6 @@
 """Engines: what proposes cases to a campaign, one module each, found through one registry.
 
-An engine is a function ``run(campaign, seed) -> None`` that proposes cases through
+An engine is a function ``explore(campaign, seed) -> None`` that proposes cases through
 ``campaign.submit`` until ``campaign.exhausted`` (a time or case budget, or the first
 finding: ``campaign.budget`` says which). ``campaign.room(n)`` caps a batch to the case
 budget, so that a case budget with a seed gives the same campaign on any machine.
@@ -21,7 +21,7 @@ from convcheck.validation import check_choice
 
 
 class Provider(NamedTuple):
-    module: str  # holds ``run(campaign, seed)``
+    module: str  # holds ``explore(campaign, seed)``
     ci: bool = False  # shares the time of ``convcheck ci``'s campaign
     needs: str = ""  # a module that may not be installed
     extra: str = ""  # the extra of convcheck that installs it
@@ -48,8 +48,8 @@ def unavailable(name: str) -> str:
 
 
 def load(name: str) -> Callable:
-    """The engine's ``run``; a ConvcheckError when it is unknown or cannot run here."""
+    """The engine's ``explore``; a ConvcheckError when it is unknown or cannot run here."""
     why = unavailable(name)
     if why:
         raise ConvcheckError(f"engine={name!r} cannot run: {why}")
-    return importlib.import_module(ENGINES[name].module).run
+    return importlib.import_module(ENGINES[name].module).explore

@@ -21,7 +21,7 @@ from convcheck.campaign import example_cases
 GRACE_SECONDS = 120
 
 
-def run(campaign, seed: int) -> None:
+def explore(campaign, seed: int) -> None:
     judges, budget = campaign.judges, campaign.budget
     with tempfile.TemporaryDirectory(prefix="convcheck-atheris-") as tmp:
         work = Path(tmp)

@@ -35,7 +35,7 @@ def exception_for(key: str) -> type[NewFinding]:
     return _CLASSES[key]
 
 
-def run(campaign, seed: int) -> None:
+def explore(campaign, seed: int) -> None:
     round_seed = seed
     try:
         while not campaign.exhausted:

@@ -7,7 +7,7 @@ from convcheck.generate import RandomSource, build_case
 BATCH = 256
 
 
-def run(campaign, seed: int) -> None:
+def explore(campaign, seed: int) -> None:
     src = RandomSource(seed)
     while not campaign.exhausted:
         campaign.submit([build_case(src) for _ in range(campaign.room(BATCH))])

@@ -111,6 +111,10 @@ def test_ci_on_legacy_fails_with_findings_in_sarif(legacy_corpus, tmp_path):
     sarif = json.loads((tmp_path / "results.sarif").read_text())
     rules = {r["ruleId"] for r in sarif["runs"][0]["results"]}
     assert "crash" in rules
+    described = {
+        r["id"]: r["shortDescription"]["text"] for r in sarif["runs"][0]["tool"]["driver"]["rules"]
+    }
+    assert described["crash"].startswith("the kernel crashed")
     located = [r for r in sarif["runs"][0]["results"] if "locations" in r]
     uri = located[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
     assert uri.startswith("convcheck/native/") and uri.endswith(".c")

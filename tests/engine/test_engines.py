@@ -31,7 +31,7 @@ def judges():
 
 def campaign(judges, engine, seed, budget):
     run = Campaign(judges, budget=budget)
-    run.run(engine, seed)
+    run.explore(engine, seed)
     return run
 
 
