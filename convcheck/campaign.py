@@ -41,7 +41,7 @@ class Budget:
         limits = [] if self.seconds is None else [f"{self.seconds:.0f} s"]
         limits += [] if self.cases is None else [f"{self.cases:,} cases"]
         limits += ["the first finding"] if self.until_first else []
-        return " or ".join(limits) or "ever"
+        return " or ".join(limits) or "no limit"
 
     def share(self, parts: int) -> Budget:
         """One of ``parts`` engines' equal share (``convcheck ci`` runs several)."""
@@ -84,11 +84,11 @@ class Campaign:
         self.stats = Stats()
         self._last_progress = 0.0
 
-    # -- what engines call ----------------------------------------------------------
     def explore(self, engine: str, seed: int) -> None:
         """The named engine proposes cases until the budget is spent."""
         engines.load(engine)(self, seed)
 
+    # -- what engines call ----------------------------------------------------------
     @property
     def exhausted(self) -> bool:
         budget = self.budget

@@ -5,8 +5,8 @@ An engine is a function ``explore(campaign, seed) -> None`` that proposes cases 
 finding: ``campaign.budget`` says which). ``campaign.room(n)`` caps a batch to the case
 budget, so that a case budget with a seed gives the same campaign on any machine.
 
-The registry maps a name to the module that holds ``run`` (imported only when used) and
-to the module it needs, if any; adding an engine is one line here.
+The registry maps a name to the module that holds ``explore`` (imported only when used)
+and to the module it needs, if any; adding an engine is one line here.
 """
 
 from __future__ import annotations
