@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
-from builders import conv, conv_t, t
+from builders import conv, conv_t, groups_overflow, groups_overflow_by_hand, t
 
 from convcheck import model, shrink
 from convcheck.case import Case
@@ -178,38 +178,12 @@ def test_the_budget_is_checked_before_every_candidate(monkeypatch):
 
 # -- quality: what a person would have written ----------------------------------------
 
-GROUPS_OVERFLOW = conv_t(
-    input=t(2, 6, 5, 5, order=(0, 2, 3, 1)),
-    weight=t(6, 4, 3, 3),
-    out=t(1, 1, 1, 1, order=(0, 2, 3, 1)),
-    bias=t(1),
-    stride=(3, 2),
-    padding=(1, 1),
-    dilation=(1, 2),
-    output_padding=(1, 1),
-    groups=INT64_MAX - 5,
-)
-
-# groups * w.size(1) overflows in the legacy bias check: groups huge, w.size(1) = 2, the
-# bias of length 1 that selects that branch, every other size 1, every parameter valid.
-HAND_MINIMAL = conv_t(
-    input=t(1, 1, 1),
-    weight=t(1, 2, 1),
-    bias=t(1),
-    out=t(1, 1, 1),
-    stride=(1,),
-    padding=(0,),
-    dilation=(1,),
-    output_padding=(0,),
-    groups=2**62,
-)
-
 
 def test_groups_overflow_shrinks_to_hand_minimal_within_the_default_budget():
     signature = ("ordering", "bias_shape.groups_mul")
-    assert signature in model_signatures(GROUPS_OVERFLOW)
+    assert signature in model_signatures(groups_overflow())
     shrinker = Shrinker(keeps(signature), max_evaluations=600)  # the campaign's budget
-    assert shrinker.shrink(GROUPS_OVERFLOW) == HAND_MINIMAL
+    assert shrinker.shrink(groups_overflow()) == groups_overflow_by_hand()
     # Before find_integer: 600 calls, 541 on groups, and still weight [6, 4, 3].
     assert shrinker.evaluations <= 200
     assert {p.name: p.calls for p in shrinker.passes}["shrink_groups"] <= 130
@@ -219,7 +193,8 @@ def test_the_bundled_groups_overflow_example_shrinks_to_the_same_case():
     case = Case.from_json(
         json.loads((EXAMPLES / "groups_overflow_before_validation.json").read_text())
     )
-    assert minimize(case, keeps(("ordering", "bias_shape.groups_mul")), 600) == HAND_MINIMAL
+    small = minimize(case, keeps(("ordering", "bias_shape.groups_mul")), 600)
+    assert small == groups_overflow_by_hand()
 
 
 def test_shrinking_never_slides_to_another_bug():
