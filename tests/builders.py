@@ -51,15 +51,5 @@ def groups_overflow():
 def groups_overflow_by_hand():
     """What a person writes for that bug: groups huge, ``w.size(1)`` just large enough to
     overflow with it, the bias of length 1 that selects the multiplying branch, every
-    other size 1, every parameter at its simplest valid value."""
-    return conv_t(
-        input=t(1, 1, 1),
-        weight=t(1, 2, 1),
-        bias=t(1),
-        out=t(1, 1, 1),
-        stride=(1,),
-        padding=(0,),
-        dilation=(1,),
-        output_padding=(0,),
-        groups=2**62,
-    )
+    other size 1, every parameter at its simplest valid value (``conv``'s own)."""
+    return conv_t(input=t(1, 1, 1), weight=t(1, 2, 1), bias=t(1), out=t(1, 1, 1), groups=2**62)
