@@ -31,6 +31,8 @@ from functools import partial
 
 from convcheck.case import Case, TensorSpec, channels_last_order
 
+__all__ = ["Keeps", "ShrinkPass", "Shrinker", "find_integer", "minimize"]
+
 Keeps = Callable[[list[Case]], list[bool]]
 
 # The simplest valid value of each integer parameter.
@@ -92,7 +94,7 @@ def _put_param(case: Case, name: str, i: int, v: int) -> Case:
     return case.replace(**{name: values[:i] + (v,) + values[i + 1 :]})
 
 
-def size_slots(case: Case) -> list[_Slot]:
+def _size_slots(case: Case) -> list[_Slot]:
     """Every tensor size; 1 is the simplest, and an empty dim counts as unusual."""
     return [
         _Slot(size, 1, 1, partial(_put_size, case, name, d))
@@ -102,7 +104,7 @@ def size_slots(case: Case) -> list[_Slot]:
     ]
 
 
-def param_slots(case: Case) -> list[_Slot]:
+def _param_slots(case: Case) -> list[_Slot]:
     return [
         _Slot(v, target, target, partial(_put_param, case, name, i))
         for name, target in _PARAM_TARGETS.items()
@@ -110,7 +112,7 @@ def param_slots(case: Case) -> list[_Slot]:
     ]
 
 
-def groups_slots(case: Case) -> list[_Slot]:
+def _groups_slots(case: Case) -> list[_Slot]:
     return [_Slot(case.groups, 1, 1, lambda v: case.replace(groups=v))]
 
 
@@ -140,6 +142,9 @@ class _OutOfBudget(Exception):
 
 
 class Shrinker:
+    """``Shrinker(keeps, max_evaluations, seconds).shrink(case)``; afterwards ``passes``
+    holds each pass's calls and shrinks, in the order the passes ended up in."""
+
     def __init__(
         self, keeps: Keeps, max_evaluations: int = 3000, seconds: float | None = None
     ) -> None:
@@ -296,13 +301,13 @@ class Shrinker:
             self._first_kept(candidates)
 
     def shrink_sizes(self) -> None:
-        self._shrink_integers(size_slots)
+        self._shrink_integers(_size_slots)
 
     def shrink_params(self) -> None:
-        self._shrink_integers(param_slots)
+        self._shrink_integers(_param_slots)
 
     def shrink_groups(self) -> None:
-        self._shrink_integers(groups_slots)
+        self._shrink_integers(_groups_slots)
 
 
 def minimize(
