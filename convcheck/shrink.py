@@ -16,6 +16,9 @@ Design rules, after Hypothesis' shrinker:
   searches outward from the simplest value (a probe that doubles its distance, then
   bisection) for the nearest value that keeps. A value that cannot move costs one call;
   a threshold at 2^62 costs about 125, not one per candidate between.
+* A product that must overflow leaves both factors at a local minimum; one pass lowers a
+  size while raising a wide integer to its extreme, and the integer passes then take
+  that one down again (Hypothesis redistributes between choices in the same spirit).
 * Every pass counts its calls and its shrinks. After each round, passes that have never
   shrunk anything move to the end, so the budget goes to the passes that work.
 * The budget (calls, seconds) is checked before each candidate: a slow judge or a long
@@ -30,6 +33,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from convcheck.case import Case, TensorSpec, channels_last_order
+from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN
 
 __all__ = ["Keeps", "ShrinkPass", "Shrinker", "find_integer", "minimize"]
 
@@ -71,7 +75,7 @@ class _Slot:
     value: int
     target: int  # the simplest valid value
     low: int  # the smallest valid value
-    put: Callable[[int], Case]
+    put: Callable[[Case, int], Case]  # the case with this integer replaced
 
     def key(self, v: int) -> tuple[bool, int, bool]:
         return _simplicity(v, self.target, self.low)
@@ -82,14 +86,14 @@ class _Slot:
         return [v for v in (self.target, self.low - 1) if self.key(v) < self.key(self.value)]
 
 
-def _put_size(case: Case, name: str, d: int, v: int) -> Case:
+def _put_size(case: Case, v: int, name: str, d: int) -> Case:
     t = getattr(case, name)
     return case.replace(
         **{name: TensorSpec(t.sizes[:d] + (v,) + t.sizes[d + 1 :], t.dtype, t.dim_order)}
     )
 
 
-def _put_param(case: Case, name: str, i: int, v: int) -> Case:
+def _put_param(case: Case, v: int, name: str, i: int) -> Case:
     values = getattr(case, name)
     return case.replace(**{name: values[:i] + (v,) + values[i + 1 :]})
 
@@ -97,7 +101,7 @@ def _put_param(case: Case, name: str, i: int, v: int) -> Case:
 def _size_slots(case: Case) -> list[_Slot]:
     """Every tensor size; 1 is the simplest, and an empty dim counts as unusual."""
     return [
-        _Slot(size, 1, 1, partial(_put_size, case, name, d))
+        _Slot(size, 1, 1, partial(_put_size, name=name, d=d))
         for name in _TENSORS
         if getattr(case, name) is not None
         for d, size in enumerate(getattr(case, name).sizes)
@@ -106,14 +110,23 @@ def _size_slots(case: Case) -> list[_Slot]:
 
 def _param_slots(case: Case) -> list[_Slot]:
     return [
-        _Slot(v, target, target, partial(_put_param, case, name, i))
+        _Slot(v, target, target, partial(_put_param, name=name, i=i))
         for name, target in _PARAM_TARGETS.items()
         for i, v in enumerate(getattr(case, name))
     ]
 
 
 def _groups_slots(case: Case) -> list[_Slot]:
-    return [_Slot(case.groups, 1, 1, lambda v: case.replace(groups=v))]
+    return [_Slot(case.groups, 1, 1, lambda c, v: c.replace(groups=v))]
+
+
+def _wide_slots(case: Case) -> list[_Slot]:
+    """The integers beyond 32 bits: the factors that make a product overflow."""
+    return [
+        slot
+        for slot in _param_slots(case) + _groups_slots(case)
+        if abs(slot.value - slot.target) > INT32_MAX
+    ]
 
 
 def _drop_dim(t: TensorSpec, axis: int) -> TensorSpec:
@@ -170,6 +183,7 @@ class Shrinker:
                 self.shrink_sizes,
                 self.shrink_params,
                 self.shrink_groups,
+                self.trade,
             )
         ]
         self._running = self.passes[0]
@@ -218,20 +232,24 @@ class Shrinker:
             # Re-read the slot from the current case: earlier slots may have moved.
             self._shrink_integer(slots(self.current)[i])
 
-    def _shrink_integer(self, slot: _Slot) -> None:
-        if self._first_kept([slot.put(v) for v in slot.specials()]):
+    def _shrink_integer(self, slot: _Slot, base: Case | None = None) -> None:
+        """Move one integer of ``base`` (the current case) toward its target."""
+        base = self.current if base is None else base
+        if self._first_kept([slot.put(base, v) for v in slot.specials()]):
             return
         toward = 1 if slot.target > slot.value else -1
         distance = abs(slot.value - slot.target)
         # One step first: a value that cannot move costs a single call. (At distance 1
         # the only step is the target, a special already tried.)
-        if distance < 2 or not self.consider(slot.put(slot.value + toward)):
+        if distance < 2 or not self.consider(slot.put(base, slot.value + toward)):
             return
         # Then search outward from the target for the nearest value that keeps. Searching
         # from this side, most probes fail, and a failure is cheap: a kept candidate may
         # be a sanitized crash, which costs a worker restart.
         find_integer(
-            lambda d: d < distance - 1 and not self.consider(slot.put(slot.target - toward * d))
+            lambda d: (
+                d < distance - 1 and not self.consider(slot.put(base, slot.target - toward * d))
+            )
         )
 
     # -- passes --------------------------------------------------------------------
@@ -308,6 +326,21 @@ class Shrinker:
 
     def shrink_groups(self) -> None:
         self._shrink_integers(_groups_slots)
+
+    def trade(self) -> None:
+        """Lower a size while raising a wide integer to its extreme.
+
+        A product that must overflow leaves each factor at a local minimum: with groups
+        at 3074457345618258603, w.size(1) cannot go from 3 to 2. With groups at its
+        extreme it can, and ``shrink_groups`` then takes groups down to 2^62: the small
+        factor small and the big one round, as a person writes them.
+        """
+        for j in range(len(_wide_slots(self.current))):
+            for i in range(len(_size_slots(self.current))):
+                wide, size = _wide_slots(self.current)[j], _size_slots(self.current)[i]
+                extreme = INT64_MAX if wide.value > wide.target else INT64_MIN
+                if size.value != size.target and wide.value != extreme:
+                    self._shrink_integer(size, base=wide.put(self.current, extreme))
 
 
 def minimize(

@@ -197,6 +197,44 @@ def test_the_bundled_groups_overflow_example_shrinks_to_the_same_case():
     assert small == groups_overflow_by_hand()
 
 
+@pytest.mark.parametrize(
+    "start, signature, expected",
+    [
+        # corpus/ordering-bias-shape-groups-mul: w.size(1) 3 was a local minimum for groups
+        # 3074457345618258603; the trade makes it 2 and groups 2^62.
+        (
+            conv(input=t(0, 0, 0), weight=t(1, 3, 1), bias=t(0), out=t(1, 1, 1), groups=2**62 - 2),
+            ("ordering", "bias_shape.groups_mul"),
+            conv(input=t(1, 1, 1), weight=t(1, 2, 1), bias=t(0), out=t(1, 1, 1), groups=2**62),
+        ),
+        # corpus/ordering-output-sizes-dim-dilated-kernel: a kernel of 2^31 against a
+        # dilation of 2^33 becomes a kernel of 3 against 2^62.
+        (
+            conv(
+                input=t(0, 3, 0),
+                weight=t(3, 1, 2147483645),
+                bias=None,
+                dilation=(8589934589,),
+                groups=3,
+            ),
+            ("ordering", "output_sizes.dim*.dilated_kernel"),
+            conv(
+                input=t(1, 3, 1),
+                weight=t(3, 1, 3),
+                bias=None,
+                out=t(1, 1, 1),
+                dilation=(2**62,),
+                groups=3,
+            ),
+        ),
+    ],
+)
+def test_a_small_factor_is_traded_for_a_larger_wide_one(start, signature, expected):
+    shrinker = Shrinker(keeps(signature), max_evaluations=600)
+    assert shrinker.shrink(start) == expected
+    assert {p.name: p.shrinks for p in shrinker.passes}["trade"] >= 1
+
+
 def test_shrinking_never_slides_to_another_bug():
     case = conv(groups=0, padding=(2**62,), input=t(1, 2, 5))
     signature = ("ordering", "groups.weight0_rem")
