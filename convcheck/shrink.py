@@ -42,6 +42,8 @@ Keeps = Callable[[list[Case]], list[bool]]
 # The simplest valid value of each integer parameter.
 _PARAM_TARGETS = {"stride": 1, "padding": 0, "dilation": 1, "output_padding": 0}
 _TENSORS = ("input", "weight", "bias", "out")
+# Values this near their target are searched even when one step toward it fails.
+_SMALL = 64
 
 
 def find_integer(f: Callable[[int], bool]) -> int:
@@ -120,6 +122,26 @@ def _groups_slots(case: Case) -> list[_Slot]:
     return [_Slot(case.groups, 1, 1, lambda c, v: c.replace(groups=v))]
 
 
+def _equal_slots(case: Case) -> list[_Slot]:
+    """Equal integers moved as one: an input's channels and the weight's size(0) must
+    agree, so neither can move alone (Hypothesis shrinks duplicated choices together)."""
+    alike: dict[tuple[int, int, int], list[_Slot]] = {}
+    for slot in _size_slots(case) + _param_slots(case) + _groups_slots(case):
+        if slot.value != slot.target:
+            alike.setdefault((slot.value, slot.target, slot.low), []).append(slot)
+    return [
+        _Slot(value, target, low, partial(_put_all, slots=tuple(slots)))
+        for (value, target, low), slots in alike.items()
+        if len(slots) > 1
+    ]
+
+
+def _put_all(case: Case, v: int, slots: tuple[_Slot, ...]) -> Case:
+    for slot in slots:
+        case = slot.put(case, v)
+    return case
+
+
 def _wide_slots(case: Case) -> list[_Slot]:
     """The integers beyond 32 bits: the factors that make a product overflow."""
     return [
@@ -147,7 +169,7 @@ class ShrinkPass:
     shrinks: int = 0
 
     def describe(self) -> str:
-        return f"{self.name:<20} {self.calls:>5} calls {self.shrinks:>4} shrinks"
+        return f"{self.name:<18} {self.calls:>5} calls {self.shrinks:>4} shrinks"
 
 
 class _OutOfBudget(Exception):
@@ -183,6 +205,7 @@ class Shrinker:
                 self.shrink_sizes,
                 self.shrink_params,
                 self.shrink_groups,
+                self.shrink_duplicates,
                 self.trade,
             )
         ]
@@ -227,10 +250,12 @@ class Shrinker:
     def _first_kept(self, candidates: list[Case]) -> bool:
         return any(self.consider(c) for c in candidates)
 
-    def _shrink_integers(self, slots: Callable[[Case], list[_Slot]]) -> None:
-        for i in range(len(slots(self.current))):
-            # Re-read the slot from the current case: earlier slots may have moved.
-            self._shrink_integer(slots(self.current)[i])
+    def _shrink_integers(self, slots_of: Callable[[Case], list[_Slot]]) -> None:
+        i = 0
+        # Re-read the slots from the current case each time: earlier ones may have moved.
+        while i < len(slots := slots_of(self.current)):
+            self._shrink_integer(slots[i])
+            i += 1
 
     def _shrink_integer(self, slot: _Slot, base: Case | None = None) -> None:
         """Move one integer of ``base`` (the current case) toward its target."""
@@ -239,9 +264,12 @@ class Shrinker:
             return
         toward = 1 if slot.target > slot.value else -1
         distance = abs(slot.value - slot.target)
-        # One step first: a value that cannot move costs a single call. (At distance 1
-        # the only step is the target, a special already tried.)
-        if distance < 2 or not self.consider(slot.put(base, slot.value + toward)):
+        if distance < 2:
+            return  # the only move is the target, a special already tried
+        # One step first, so that a wide value that cannot move costs a single call. A
+        # small one is searched whatever the step says: divisibility makes neighbours
+        # fail where smaller values keep (w.size(0) 6 with groups 2: 5 fails, 2 keeps).
+        if not self.consider(slot.put(base, slot.value + toward)) and distance > _SMALL:
             return
         # Then search outward from the target for the nearest value that keeps. Searching
         # from this side, most probes fail, and a failure is cheap: a kept candidate may
@@ -326,6 +354,9 @@ class Shrinker:
 
     def shrink_groups(self) -> None:
         self._shrink_integers(_groups_slots)
+
+    def shrink_duplicates(self) -> None:
+        self._shrink_integers(_equal_slots)
 
     def trade(self) -> None:
         """Lower a size while raising a wide integer to its extreme.

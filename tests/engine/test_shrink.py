@@ -138,6 +138,17 @@ def test_parameter_lists_become_one_valid_value():
     assert small.padding == (0, 0)  # wrong length is the point: one element fewer each time
 
 
+def test_integers_that_must_stay_equal_shrink_together():
+    # Channels must match the weight's size(0), which groups 2 must divide: neither size
+    # can move alone, and the step from 6 to 5 fails where 2 keeps.
+    def valid(c):
+        return c.input.sizes[1] == c.weight.sizes[0] and c.weight.sizes[0] % c.groups == 0
+
+    start = simplest(input=t(1, 6, 1), weight=t(6, 1, 1), groups=2)
+    small = minimize(start, where(lambda c: valid(c) and c.groups == 2))
+    assert small == simplest(input=t(1, 2, 1), weight=t(2, 1, 1), groups=2)
+
+
 # -- passes: counts, order, budget ----------------------------------------------------
 
 
@@ -208,7 +219,8 @@ def test_the_bundled_groups_overflow_example_shrinks_to_the_same_case():
             conv(input=t(1, 1, 1), weight=t(1, 2, 1), bias=t(0), out=t(1, 1, 1), groups=2**62),
         ),
         # corpus/ordering-output-sizes-dim-dilated-kernel: a kernel of 2^31 against a
-        # dilation of 2^33 becomes a kernel of 3 against 2^62.
+        # dilation of 2^33 becomes a kernel of 3 against 2^62; the three channels, the
+        # weight's three and groups 3 go to 1 together.
         (
             conv(
                 input=t(0, 3, 0),
@@ -218,14 +230,7 @@ def test_the_bundled_groups_overflow_example_shrinks_to_the_same_case():
                 groups=3,
             ),
             ("ordering", "output_sizes.dim*.dilated_kernel"),
-            conv(
-                input=t(1, 3, 1),
-                weight=t(3, 1, 3),
-                bias=None,
-                out=t(1, 1, 1),
-                dilation=(2**62,),
-                groups=3,
-            ),
+            conv(input=t(1, 1, 1), weight=t(1, 1, 3), bias=None, out=t(1, 1, 1), dilation=(2**62,)),
         ),
     ],
 )
