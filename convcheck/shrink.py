@@ -12,13 +12,16 @@ Design rules, after Hypothesis' shrinker:
   contiguous), so a minimised case is wrong in the one way that matters and in no other.
   A value outside the valid range is simpler the nearer it is to it.
 * An integer tries one or two special values first (its simplest valid value, then the
-  nearest invalid one), then one step toward them; if that step keeps, ``find_integer``
-  searches outward from the simplest value (a probe that doubles its distance, then
-  bisection) for the nearest value that keeps. A value that cannot move costs one call;
-  a threshold at 2^62 costs about 125, not one per candidate between.
-* A product that must overflow leaves both factors at a local minimum; one pass lowers a
-  size while raising a wide integer to its extreme, and the integer passes then take
-  that one down again (Hypothesis redistributes between choices in the same spirit).
+  nearest invalid one), then one step toward them; if that step keeps (or the value is
+  small), ``find_integer`` searches outward from the simplest value (a probe that doubles
+  its distance, then bisection) for the nearest value that keeps. A wide value that
+  cannot move costs one call; a threshold at 2^62 costs about 125, not one call per
+  candidate on the way.
+* Two passes escape local minima where integers are tied together, as Hypothesis does
+  for duplicated and related choices: equal integers (an input's channels and the
+  weight's size(0)) move as one; and a size is lowered while a wide integer is raised to
+  its extreme (a product that must overflow: w.size(1) 3 with groups 3074457345618258603
+  becomes 2 with 2^62 once the integer passes take groups down again).
 * Every pass counts its calls and its shrinks. After each round, passes that have never
   shrunk anything move to the end, so the budget goes to the passes that work.
 * The budget (calls, seconds) is checked before each candidate: a slow judge or a long
