@@ -25,7 +25,7 @@ def keeps(signature):
     return lambda cases: [signature in model_signatures(c) for c in cases]
 
 
-class where:  # noqa: N801 (reads as a phrase: minimize(case, where(...)))
+class where:  # lower case: it reads as a phrase, minimize(case, where(...))
     """``keeps`` from a predicate on one case; records every case it judged."""
 
     def __init__(self, predicate):
