@@ -178,7 +178,7 @@ def cmd_replay(args, stdout: TextIO, stderr: TextIO) -> int:
 
 
 def cmd_minimize(args, stdout: TextIO, stderr: TextIO) -> int:
-    from convcheck.shrink import minimize
+    from convcheck.shrink import Shrinker
 
     case = load_case(args.case)
     with _open_judges(args) as judges:
@@ -193,8 +193,12 @@ def cmd_minimize(args, stdout: TextIO, stderr: TextIO) -> int:
             )
             return OK
         target = found[0]
-        small = minimize(case, judges.keeps(target.signature))
+        shrinker = Shrinker(judges.keeps(target.signature))
+        small = shrinker.shrink(case)
     stdout.write(f"finding: {target.describe()}\nsignature: {target.key}\n")
+    if args.verbose:
+        stdout.write(f"{shrinker.evaluations} calls, by pass in the order they ended:\n")
+        stdout.writelines(f"  {p.describe()}\n" for p in shrinker.passes)
     stdout.write(json.dumps(small.to_json(), indent=2) + "\n")
     wrapped, _, model_findings = model.classify(small, args.revision)
     stdout.write(format_trace(wrapped, model_findings) + "\n")
@@ -324,6 +328,7 @@ def _parser() -> _Parser:
     shrink = sub.add_parser("minimize", help="shrink a case, keeping its finding's signature")
     shrink.add_argument("case")
     shrink.add_argument("--kind", help="which finding to keep, when the case shows several")
+    shrink.add_argument("--verbose", action="store_true", help="calls and shrinks of each pass")
     _judges(shrink)
     shrink.set_defaults(func=cmd_minimize)
 

@@ -2,6 +2,7 @@
 
 import io
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -120,13 +121,23 @@ def test_ci_on_legacy_fails_with_findings_in_sarif(legacy_corpus, tmp_path):
     assert uri.startswith("convcheck/native/") and uri.endswith(".c")
 
 
-def test_minimize_keeps_the_signature():
+def test_minimize_keeps_the_signature_and_counts_calls_by_pass():
     code, out, _ = run(
-        "minimize", example("groups_overflow_before_validation"), "--kind", "ordering", "--no-torch"
+        "minimize",
+        example("groups_overflow_before_validation"),
+        "--kind",
+        "ordering",
+        "--no-torch",
+        "--verbose",
     )
     assert code == 1
     assert "signature: ordering | bias_shape.groups_mul" in out
     assert "<-- UB: signed-integer-overflow" in out
+    total = int(re.search(r"^(\d+) calls, by pass", out, re.M).group(1))
+    passes = re.findall(r"^  (\w+) +(\d+) calls +(\d+) shrinks$", out, re.M)
+    assert {name for name, _, _ in passes} >= {"shrink_groups", "shrink_sizes", "drop_bias"}
+    assert sum(int(calls) for _, calls, _ in passes) == total
+    assert all(int(shrinks) <= int(calls) for _, calls, shrinks in passes)
 
 
 @pytest.mark.parametrize(
