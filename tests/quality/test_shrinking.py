@@ -15,7 +15,9 @@ def test_the_native_groups_overflow_crash_shrinks_to_hand_minimal():
         ]
         signature = crashes[0].signature
 
-        shrinker = Shrinker(judges.keeps(signature), max_evaluations=600)  # minimize_all's default; no clock
+        shrinker = Shrinker(
+            judges.keeps(signature), max_evaluations=600
+        )  # minimize_all's default; no clock
         small = shrinker.shrink(groups_overflow())
         assert small == groups_overflow_by_hand()
         # Before find_integer: all 600 calls spent (541 on groups), weight [6, 4, 3] left.
