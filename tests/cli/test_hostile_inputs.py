@@ -297,3 +297,41 @@ def test_a_full_disk_mid_campaign_keeps_what_was_written(tmp_path, monkeypatch):
     from convcheck import corpus
 
     assert len(corpus.load_all(tmp_path)) == 2
+
+
+def test_ci_results_are_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
+    """A full disk while writing junit.xml leaves the previous file, not half of one."""
+    from convcheck import ci
+    from convcheck.errors import ConvcheckError
+
+    result = ci.CiResult(replayed=[], campaigns=[ci.CampaignResult("random", 1.0, 256)])
+    ci.write_results(tmp_path, result)
+    before = {p.name: p.read_text() for p in tmp_path.iterdir()}
+    assert sorted(before) == ["junit.xml", "results.sarif"]
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    result.campaigns[0].cases = 512
+    with pytest.raises(ConvcheckError, match="cannot write junit.xml: No space left on device"):
+        ci.write_results(tmp_path, result)
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == before
+
+
+def test_a_bug_in_convcheck_is_one_line_and_exit_2_not_findings(monkeypatch):
+    """An uncaught exception would exit 1, which reads as "findings"."""
+    from convcheck import cli
+
+    def broken(args, stdout, stderr):
+        raise KeyError("a\nmultiline\nmessage")
+
+    monkeypatch.setattr(cli, "cmd_build", broken)
+    code, _, err = run("build")
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith("convcheck: internal error (a bug in convcheck): KeyError: ")
+    saved = Path(err.rsplit("traceback in ", 1)[1].strip())
+    try:
+        assert "Traceback" in saved.read_text() and "in broken" in saved.read_text()
+    finally:
+        saved.unlink()
