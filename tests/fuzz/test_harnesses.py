@@ -34,7 +34,8 @@ def test_the_dictionary_file_is_the_generated_one():
 
 
 def test_bytes_always_decode_to_a_case():
-    for data in RANDOM_BYTES + SEEDS + [b"{not json", b'{"input": 1}']:
+    nested = b'{"input": ' + b"[" * 10**5
+    for data in RANDOM_BYTES + SEEDS + [b"{not json", b'{"input": 1}', nested, b"{\xff"]:
         case_from_bytes(data)
 
 
