@@ -121,7 +121,8 @@ def parse(data: bytes, path: Path) -> Entry:
     try:
         case = Case.from_json(obj["case"])
     except InvalidCase as e:
-        raise ConvcheckError(f"{where}: case.{e}") from None
+        field = str(e) if str(e).startswith("case") else f"case.{e}"
+        raise ConvcheckError(f"{where}: {field}") from None
     return Entry(
         name=name,
         kind=obj["kind"],

@@ -20,7 +20,9 @@ from builders import conv, t
 
 from convcheck.cli import main
 
-CONVCHECK = shutil.which("convcheck", path=os.path.dirname(sys.executable))
+# The installed script when there is one (its streams are real byte streams), else -m.
+SCRIPT = shutil.which("convcheck", path=os.path.dirname(sys.executable))
+CONVCHECK = [SCRIPT] if SCRIPT else [sys.executable, "-m", "convcheck"]
 
 
 def run(*argv):
@@ -33,7 +35,7 @@ def run_executable(*argv, timeout=60):
     """The installed command in a child: a hang fails the test instead of blocking it."""
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2]))
     done = subprocess.run(
-        [CONVCHECK, *argv], capture_output=True, timeout=timeout, env=env, check=False
+        [*CONVCHECK, *argv], capture_output=True, timeout=timeout, env=env, check=False
     )
     return done.returncode, done.stdout, done.stderr.decode("utf-8", "replace")
 
@@ -81,7 +83,7 @@ def entry_text(case=None, **fields):
 
 # (id, bytes of the file, what the one line must say)
 HOSTILE_FILES = [
-    ("not-utf8", b'{"input": "\xff\xfe"}', "not UTF-8 (byte 0xff at offset 11)"),
+    ("not-utf8", b'{"input": "\xff\xfe"}', "not UTF-8 (byte 0xff at offset"),
     ("latin1-dtype", case_text(("input", "dtype"), '"float32"').replace(b"32", b"\xe9"), "UTF-8"),
     ("empty", b"", "not JSON"),
     ("nul-bytes", b"\0" * 64, "not JSON"),
@@ -128,16 +130,15 @@ def test_a_hostile_case_file_is_one_clear_line(tmp_path, content, message):
     ids=[c[0] for c in HOSTILE_FILES if c[0] != "50mb-sizes"],
 )
 def test_a_hostile_corpus_file_is_one_clear_line(tmp_path, content, message):
-    """The same bytes as a whole corpus entry, or as the case inside one."""
+    """The same bytes as a whole corpus entry, and as the case inside one."""
     (tmp_path / "whole.json").write_bytes(content)
     code, _, err = run("replay", tmp_path, "--no-torch")
     assert_one_clear_line(code, err, "corpus file", "whole.json")
     (tmp_path / "whole.json").unlink()
-    if content.startswith(b'{"input"') and b"\xff" not in content and b"\xe9" not in content:
-        if len(content) < 1 << 20 and b"digits" not in message.encode():
-            (tmp_path / "inner.json").write_bytes(entry_text(case=content))
-            code, _, err = run("replay", tmp_path, "--no-torch")
-            assert_one_clear_line(code, err, "inner.json", message)
+    envelope = entry_text(case=b"{}").replace(b'"case": {}', b'"case": ' + content)
+    (tmp_path / "inner.json").write_bytes(envelope)
+    code, _, err = run("replay", tmp_path, "--no-torch")
+    assert_one_clear_line(code, err, "corpus file", "inner.json", message.replace("case.", ""))
 
 
 HOSTILE_ENTRIES = [
@@ -173,7 +174,7 @@ def test_a_hostile_entry_is_refused_by_fuzz_before_the_campaign(tmp_path):
     assert_one_clear_line(code, err, "entry.json", "revision 'nightly' is unknown")
 
 
-@pytest.mark.parametrize("name", ["/dev/zero", "/dev/null", "/dev/stdin", "/proc", "/"])
+@pytest.mark.parametrize("name", ["/dev/zero", "/dev/null", "/proc", "/"])
 def test_what_is_not_a_regular_file_is_refused(name):
     code, _, err = run("explain", name)
     assert_one_clear_line(code, err, name, "not a regular file")
