@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,16 +135,7 @@ def parse(data: bytes, path: Path) -> Entry:
 
 
 def load_all(directory: Path) -> list[Entry]:
-    where = f"corpus folder {files.shown(directory)}"
-    try:
-        names = sorted(os.listdir(directory))
-    except FileNotFoundError:
-        raise ConvcheckError(f"{where} does not exist") from None
-    except NotADirectoryError:
-        raise ConvcheckError(f"{where} is not a folder") from None
-    except (OSError, ValueError) as e:
-        raise ConvcheckError(f"{where}: {getattr(e, 'strerror', None) or e}") from None
-    return [load(directory / n) for n in names if n.endswith(".json") and not n.startswith(".")]
+    return [load(directory / n) for n in files.json_names(directory, "corpus folder")]
 
 
 def _is_text(value: Any) -> bool:

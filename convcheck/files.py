@@ -71,6 +71,20 @@ def parse_json(data: str | bytes, source: str, error: type[ConvcheckError] = Con
         raise error(f"{source}: an integer with more than {limit} digits") from None
 
 
+def json_names(directory: Path, what: str) -> list[str]:
+    """The ``*.json`` names in a folder, sorted; hidden ones (a writer's temporaries) left
+    out. A folder that is missing or unreadable is an error, not an empty list."""
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        raise ConvcheckError(f"{what} {shown(directory)} does not exist") from None
+    except NotADirectoryError:
+        raise ConvcheckError(f"{what} {shown(directory)} is not a folder") from None
+    except (OSError, ValueError) as e:
+        raise ConvcheckError(f"{what} {shown(directory)}: {_reason(e)}") from None
+    return sorted(n for n in names if n.endswith(".json") and not n.startswith("."))
+
+
 def folder(path: Path, what: str, probe: bool = False) -> Path:
     """Create the folder if needed; ``probe`` also proves a file can be made in it, so a
     read-only folder is refused before a campaign, not after it."""

@@ -202,6 +202,17 @@ def test_a_fifo_in_the_corpus_does_not_hang(tmp_path):
     assert_one_clear_line(code, err, "x.json", "not a regular file")
 
 
+def test_links_to_devices_and_loops(tmp_path):
+    (tmp_path / "zero.json").symlink_to("/dev/zero")
+    code, _, err = run("replay", tmp_path, "--no-torch")
+    assert_one_clear_line(code, err, "zero.json", "not a regular file")
+    (tmp_path / "loop.json").symlink_to(tmp_path / "loop.json")
+    code, _, err = run("explain", tmp_path / "loop.json")
+    assert_one_clear_line(code, err, "loop.json", "Too many levels of symbolic links")
+    code, _, err = run("explain", tmp_path / ("x" * 300 + ".json"))
+    assert_one_clear_line(code, err, "File name too long")
+
+
 def test_a_folder_named_like_an_entry_is_refused(tmp_path):
     (tmp_path / "x.json").mkdir()
     code, _, err = run("replay", tmp_path, "--no-torch")
