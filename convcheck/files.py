@@ -65,7 +65,7 @@ def parse_json(data: str | bytes, source: str, error: type[ConvcheckError] = Con
     except json.JSONDecodeError as e:
         raise error(f"{source}: not JSON ({e.msg} at line {e.lineno})") from None
     except RecursionError:
-        raise error(f"{source}: not a case: nested too deeply") from None
+        raise error(f"{source}: nested too deeply to be a case or an entry") from None
     except ValueError:  # the only other one: an integer literal past the digit limit
         limit = sys.get_int_max_str_digits()
         raise error(f"{source}: an integer with more than {limit} digits") from None

@@ -134,7 +134,7 @@ def test_sizes_as_python_and_torch_give_them():
     [
         (b"\xef\xbb\xbf" + conv().dumps().encode(), None),  # a BOM, as some editors write
         (b'{"input": "\xff"}', "case: not UTF-8 (byte 0xff at offset 11)"),
-        (b"[" * 10**5, "case: not a case: nested too deeply"),
+        (b"[" * 10**5, "case: nested too deeply to be a case or an entry"),
         (b'{"groups": ' + b"1" * 5000 + b"}", "case: an integer with more than 4300 digits"),
         (b'{"groups": 1}', "case: case.input: missing"),
     ],
