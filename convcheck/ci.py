@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from convcheck import campaign, corpus, engines, report
+from convcheck import campaign, corpus, engines, files, report
 from convcheck.findings import Finding
 from convcheck.judges import Judges
 
@@ -53,7 +53,7 @@ def run_ci(
     seed: int,
     progress: TextIO,
 ) -> CiResult:
-    entries = corpus.load_all(corpus_dir) if corpus_dir.is_dir() else []
+    entries = corpus.load_all(corpus_dir)
     progress.write(
         f"replaying {len(entries)} corpus entries on {judges.target or judges.revision}\n"
     )
@@ -79,7 +79,13 @@ def run_ci(
         known |= {f.key for f in new}
         results.append(CampaignResult(name, run.stats.elapsed, run.stats.cases, new))
     outcome = CiResult(replayed, results)
-    results_dir.mkdir(parents=True, exist_ok=True)
-    (results_dir / "junit.xml").write_text(report.junit_xml(outcome))
-    (results_dir / "results.sarif").write_text(json.dumps(report.sarif(outcome), indent=2) + "\n")
+    write_results(results_dir, outcome)
     return outcome
+
+
+def write_results(results_dir: Path, outcome: CiResult) -> None:
+    """JUnit and SARIF, each replaced atomically: a CI system never reads half a file."""
+    files.folder(results_dir, "results folder")
+    sarif = json.dumps(report.sarif(outcome), indent=2) + "\n"
+    for name, text in (("junit.xml", report.junit_xml(outcome)), ("results.sarif", sarif)):
+        files.write_atomically(results_dir / name, text, "results folder")

@@ -1,6 +1,8 @@
 """The ``convcheck`` command: each subcommand is a function of (args, stdout, stderr).
 
-Exit codes everywhere: 0 nothing found, 1 findings, 2 a usage or set-up error.
+Exit codes everywhere: 0 nothing found, 1 findings, 2 a usage or set-up error. A 2 is one
+line on stderr; so is a bug in convcheck itself (its traceback goes to a file), since the
+exit code 1 of an uncaught exception would read as "findings".
 """
 
 from __future__ import annotations
@@ -8,11 +10,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from convcheck import engines, model
+from convcheck import engines, files, model
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError
 from convcheck.report import format_trace
@@ -29,11 +33,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def load_case(path: str) -> Case:
-    try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise ConvcheckError(f"case file {path}: {e.strerror}") from None
-    return Case.loads(text, source=f"case file {path}")
+    return Case.loads(files.read_bytes(path, "case file"), source=f"case file {files.shown(path)}")
 
 
 def example_paths() -> list[Path]:
@@ -52,7 +52,7 @@ def cmd_explain(args, stdout: TextIO, stderr: TextIO) -> int:
         if args.json:
             stdout.write(json.dumps(explain_json(wrapped, findings)) + "\n")
             continue
-        stdout.write(f"== {path}\n{format_trace(wrapped, findings, args.verbose)}\n")
+        stdout.write(f"== {files.shown(path)}\n{format_trace(wrapped, findings, args.verbose)}\n")
         if not wrapped.outcome.same_answer(exact.outcome):
             stdout.write(f"exact arithmetic: {exact.outcome.describe()}\n")
         stdout.write("\n")
@@ -132,10 +132,8 @@ def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
     from convcheck import campaign, corpus
     from convcheck.report import format_campaign
 
-    corpus_dir = Path(args.corpus)
-    known = set()
-    if corpus_dir.is_dir():
-        known = {e.key for e in corpus.load_all(corpus_dir)}
+    corpus_dir = files.folder(Path(args.corpus), "corpus folder", probe=True)
+    known = {e.key for e in corpus.load_all(corpus_dir)}
     with _open_judges(args) as judges:
         run = campaign.Campaign(judges, corpus_dir, _meta(args), stderr, known, _budget(args))
         run.explore(args.engine, args.seed)
@@ -206,10 +204,15 @@ def cmd_minimize(args, stdout: TextIO, stderr: TextIO) -> int:
 
 
 def cmd_ci(args, stdout: TextIO, stderr: TextIO) -> int:
+    from convcheck import corpus
     from convcheck.ci import run_ci
     from convcheck.native.build import build_library
     from convcheck.report import format_ci
 
+    # Set-up errors before the build and the workers: a corpus that cannot be read, a
+    # results folder that cannot be written.
+    corpus.load_all(Path(args.corpus))
+    files.folder(Path(args.results), "results folder", probe=True)
     if args.target is None:
         build_library(args.revision, sanitized=True)
     with _open_judges(args) as judges:
@@ -217,7 +220,8 @@ def cmd_ci(args, stdout: TextIO, stderr: TextIO) -> int:
             judges, Path(args.corpus), Path(args.results), _budget(args), args.seed, stderr
         )
     stdout.write(format_ci(result) + "\n")
-    stdout.write(f"results: {args.results}/junit.xml, {args.results}/results.sarif\n")
+    results = files.shown(args.results)
+    stdout.write(f"results: {results}/junit.xml, {results}/results.sarif\n")
     return FOUND if result.failed else OK
 
 
@@ -353,8 +357,30 @@ def main(
         func: Callable[..., int] = args.func
         return func(args, stdout, stderr)
     except ConvcheckError as e:
-        stderr.write(f"convcheck: {e}\n")
+        stderr.write(f"convcheck: {_one_line(str(e))}\n")
         return ERROR
     except KeyboardInterrupt:
         stderr.write("convcheck: interrupted\n")
         return ERROR
+    except Exception as e:
+        stderr.write(
+            f"convcheck: internal error (a bug in convcheck): {type(e).__name__}: "
+            f"{_one_line(str(e))}; {_save_traceback()}\n"
+        )
+        return ERROR
+
+
+def _one_line(text: str, limit: int = 400) -> str:
+    """A message as one printable line, whatever the value in it held."""
+    text = " ".join(text.split()).encode("utf-8", "backslashreplace").decode()
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _save_traceback() -> str:
+    try:
+        fd, path = tempfile.mkstemp(prefix="convcheck-traceback-", suffix=".txt")
+        with open(fd, "w", errors="backslashreplace") as f:
+            f.write(traceback.format_exc())
+    except OSError:
+        return "the traceback could not be saved"
+    return f"traceback in {path}"

@@ -53,7 +53,7 @@ def test_bad_case_file_is_one_line_and_exit_2(tmp_path):
     bad.write_text('{"input": 3}')
     code, out, err = run("explain", str(bad))
     assert code == 2
-    assert err == "convcheck: input: expected a JSON object, got 3\n"
+    assert err == f"convcheck: case file {bad}: input: expected a JSON object, got 3\n"
 
 
 def test_missing_file_and_bad_flag(tmp_path):
