@@ -77,6 +77,39 @@ class Outcome:
             crash_site=crash.get("site"),
         )
 
+    # -- comparisons: each says which part of an answer it holds two judges to ----------
+
+    @property
+    def category(self) -> str:
+        """The part of an outcome a signature keeps: verdict and check id or crash kind."""
+        if self.verdict == REJECT:
+            return f"reject {self.check}"
+        if self.verdict == CRASH:
+            return f"crash {self.crash_kind}"
+        return self.verdict
+
+    def agrees(self, other: Outcome) -> bool:
+        """Fidelity: the same verdict, and the same check id, output sizes or crash kind."""
+        return self.category == other.category and (
+            self.verdict != ACCEPT or self.out_sizes == other.out_sizes
+        )
+
+    def same_answer(self, other: Outcome) -> bool:
+        """What a caller of the kernel sees alike: verdict, check id and output sizes (two
+        crashes are alike whatever their kind)."""
+        return (self.verdict, self.check, self.out_sizes) == (
+            other.verdict,
+            other.check,
+            other.out_sizes,
+        )
+
+    def same_verdict(self, other: Outcome) -> bool:
+        """Accepts alike with the same sizes, or rejects alike for any reason (two
+        implementations word the same rejection with different check ids)."""
+        if self.verdict != other.verdict:
+            return False
+        return self.verdict != ACCEPT or self.out_sizes == other.out_sizes
+
     def describe(self) -> str:
         if self.verdict == ACCEPT:
             return f"accept {list(self.out_sizes or ())}"

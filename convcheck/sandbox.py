@@ -46,6 +46,7 @@ from typing import Any
 
 from convcheck.errors import ConvcheckError
 from convcheck.sanitizer import classify, python_fault_site
+from convcheck.validation import check_positive_int, check_seconds
 
 __all__ = [
     "Crash",
@@ -187,13 +188,9 @@ class WorkerPool:
     def __init__(self, spec: WorkerSpec, jobs: int = 1, timeout: float = 5.0) -> None:
         if not isinstance(spec, WorkerSpec):
             raise ConvcheckError(f"spec {spec!r} is not a WorkerSpec")
-        if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-            raise ConvcheckError(f"jobs {jobs!r} is not a positive integer")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            raise ConvcheckError(f"timeout {timeout!r} is not a positive number of seconds")
         self.spec = spec
-        self.jobs = jobs
-        self.timeout = float(timeout)
+        self.jobs = check_positive_int("jobs", jobs)
+        self.timeout = check_seconds("timeout", timeout)
         self._env = _worker_env(spec)
         self._workers: list[_Worker] = []
         # weakref.finalize also registers itself with atexit.

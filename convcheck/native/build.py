@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from convcheck.errors import ConvcheckError
+from convcheck.model import check_revision
 
-REVISIONS = ("legacy", "current")
 SOURCE_DIR = Path(__file__).resolve().parent
 SHARED_SOURCES = ("convcheck.c", "checks_shared.c", "elements.c", "conv_loops.c")
 HEADERS = ("convcheck_abi.h", "convcheck_internal.h")
@@ -68,10 +68,7 @@ def cache_dir() -> Path:
 
 def build_library(revision: str, sanitized: bool = True) -> Path:
     """The path of the kernel library for ``revision``, compiled on first use."""
-    if revision not in REVISIONS:
-        raise ConvcheckError(
-            f"revision: unknown revision {revision!r} (known: {', '.join(REVISIONS)})"
-        )
+    check_revision(revision)
     sources = [SOURCE_DIR / name for name in SHARED_SOURCES]
     sources.append(SOURCE_DIR / f"checks_{revision}.c")
     headers = [SOURCE_DIR / name for name in HEADERS]

@@ -22,7 +22,7 @@ import convcheck
 from convcheck.errors import ConvcheckError
 from convcheck.native import abi
 from convcheck.native._elf import read_dynamic_info
-from convcheck.native.build import REVISIONS, build_library, worker_env
+from convcheck.native.build import build_library, worker_env
 from convcheck.native.worker import RunLimits
 from convcheck.outcome import ABI_VIOLATION, TOOL_ERROR, Outcome
 from convcheck.pool_judge import PoolJudge
@@ -138,10 +138,6 @@ class NativeJudge(PoolJudge):
         limits: RunLimits | None = None,
     ) -> None:
         if target is None:
-            if revision not in REVISIONS:
-                raise ConvcheckError(
-                    f"revision: unknown revision {revision!r} (known: {', '.join(REVISIONS)})"
-                )
             self.revision: str | None = revision
             self.library = build_library(revision, sanitized)
             what = "native library"

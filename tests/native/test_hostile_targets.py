@@ -91,10 +91,10 @@ def test_results_outside_the_abi_are_named_violations(hostile):
 
 
 def test_an_abi_violation_is_its_own_finding(hostile):
-    from convcheck.engine import Engine
+    from convcheck.judges import Judges
 
-    with Engine("current", target=hostile, use_torch=False) as engine:
-        found = engine.evaluate([conv(groups=groups) for groups in VIOLATIONS])
+    with Judges("current", target=hostile, use_torch=False) as judges:
+        found = judges.evaluate([conv(groups=groups) for groups in VIOLATIONS])
     assert [[(f.kind, f.signature, f.about_kernel) for f in each] for each in found] == [
         [("abi-violation", ("abi-violation", field), True)] for field, _ in VIOLATIONS.values()
     ]

@@ -137,6 +137,7 @@ def test_workers_are_reused_across_runs_and_replaced_after_a_crash():
     assert after_crash != before
 
 
+@pytest.mark.slow  # a crash storm: ~15 s on 2 cores
 def test_a_pool_survives_a_thousand_crashes_and_leaves_no_process():
     before = _leftovers()
     with WorkerPool(SPEC, jobs=2, timeout=30.0) as pool:

@@ -1,0 +1,204 @@
+"""The judges: one case in, every judge's answer out.
+
+A case goes to every judge: the model under C arithmetic and under exact arithmetic, the
+native kernel (check-only entry always, run entry with real buffers when the shapes are
+small), and torch. ``Judges`` keeps them warm across batches and hands each case's
+``Judgement`` to ``convcheck.findings``, which turns it into findings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from convcheck import model
+from convcheck.case import Case
+from convcheck.errors import ConvcheckError
+from convcheck.findings import Finding, findings
+from convcheck.outcome import ACCEPT, CRASH, Outcome
+
+# Run-entry (data) only when every tensor is at most this many elements.
+SMALL_NUMEL = 4096
+# How many times a foreseen native crash is confirmed before exploration skips its copies.
+CONFIRMATIONS = 8
+
+
+@dataclass
+class Judgement:
+    """Every judge's answer for one case."""
+
+    case: Case
+    revision: str
+    model: model.ModelRun
+    exact: model.ModelRun
+    model_findings: list[model.ModelFinding]
+    native_check: Outcome | None = None
+    native_run: Outcome | None = None
+    torch: object | None = None  # a TorchVerdict
+    # What the kernel should answer when that is not the model's sanitized prediction:
+    # the ExecuTorch target (no sanitizers; it only runs whole).
+    expected: Outcome | None = None
+
+    @property
+    def kernel(self) -> Outcome | None:
+        """What the kernel under test did: the run entry's answer when it ran."""
+        return self.native_run or self.native_check
+
+    def predicted(self, with_loops: bool) -> Outcome:
+        """What the kernel should answer: the model's sanitized prediction, unless a
+        target of its own says otherwise (``expected``)."""
+        return self.expected or model.predict(self.model, with_loops)
+
+    def outcomes(self) -> dict[str, Outcome]:
+        found = {"model": self.model.outcome, "exact": self.exact.outcome}
+        if self.native_check is not None:
+            found["native"] = self.native_check
+        if self.native_run is not None:
+            found["native_run"] = self.native_run
+        if self.torch is not None:
+            found["torch"] = self.torch.outcome
+        return found
+
+
+def is_small(case: Case) -> bool:
+    tensors = [case.input, case.weight, case.out] + ([case.bias] if case.bias else [])
+    return all(t.numel <= SMALL_NUMEL for t in tensors) and case.input.rank <= 5
+
+
+class Judges:
+    """All judges for one revision or target, kept warm across batches."""
+
+    def __init__(
+        self,
+        revision: str = "legacy",
+        target: str | None = None,
+        jobs: int = 1,
+        use_native: bool = True,
+        use_torch: bool = True,
+        timeout: float = 10.0,
+    ) -> None:
+        model.revision_module(revision)  # an unknown revision fails here, before workers
+        self.revision = revision
+        self.target = target
+        self.jobs = jobs
+        self._confirmations: dict[tuple, int] = {}
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="convcheck-native")
+        self.native = None
+        self.torch = None
+        self._explain = None
+        self._expected = None
+        if use_native and target == "executorch":
+            from convcheck import executorch_target
+
+            if revision != "legacy":
+                raise ConvcheckError(
+                    f"revision {revision!r}: ExecuTorch 1.5.1 runs the legacy kernel "
+                    "(use --revision legacy with --target executorch)"
+                )
+            if not executorch_target.available():
+                raise ConvcheckError(f"executorch is not installed: {executorch_target.INSTALL}")
+            self.native = executorch_target.ExecutorchJudge(jobs=jobs, timeout=max(timeout, 20.0))
+            self._expected = executorch_target.expected_outcome
+        elif use_native:
+            from convcheck.native import NativeJudge
+
+            self.native = NativeJudge(revision=revision, target=target, jobs=jobs, timeout=timeout)
+        if use_torch:
+            from convcheck import differences
+            from convcheck.torch_oracle import TorchJudge
+
+            self.torch = TorchJudge(jobs=jobs, timeout=max(timeout, 20.0))
+            self._explain = differences.explain_difference
+
+    def judge(self, cases: list[Case], thrifty: bool = False) -> list[Judgement]:
+        """Every judge on every case.
+
+        ``thrifty`` (exploration) spares the native kernel the calls on which the model
+        foresees a crash already confirmed ``CONFIRMATIONS`` times: a sanitized crash
+        costs a worker restart (~0.2 s), and another copy of a known crash adds nothing.
+        Shrinking and replay are never thrifty: they must see every crash.
+        """
+        judgements = []
+        for case in cases:
+            wrapped, exact, found = model.classify(case, self.revision)
+            judgements.append(Judgement(case, self.revision, wrapped, exact, found))
+        # torch's check path runs here while the native workers run in their processes.
+        native = self._pool.submit(self._judge_native, judgements, thrifty) if self.native else None
+        if self.torch is not None:
+            verdicts = self.torch.judge(cases, compute_rejected=False)
+            for j, verdict in zip(judgements, verdicts, strict=True):
+                j.torch = verdict
+        if native is not None:
+            native.result()
+        return judgements
+
+    def _judge_native(self, judgements: list[Judgement], thrifty: bool) -> None:
+        if self._expected is not None:
+            # ExecuTorch only runs whole: one execution per case, the values when small.
+            for j in judgements:
+                j.expected = self._expected(j.case)
+            chosen = [j for j in judgements if not (thrifty and self._confirmed(j, True))]
+            for j, outcome in zip(chosen, self.native.run([j.case for j in chosen]), strict=True):
+                j.native_run = outcome
+            for j in chosen:
+                self._count_confirmation(j)
+            return
+        checked = [j for j in judgements if not (thrifty and self._confirmed(j, False))]
+        for j, outcome in zip(checked, self.native.check([j.case for j in checked]), strict=True):
+            j.native_check = outcome
+        runnable = [
+            j
+            for j in checked
+            if j.native_check.verdict == ACCEPT
+            and is_small(j.case)
+            and not (thrifty and self._confirmed(j, True))
+        ]
+        ran = self.native.run([j.case for j in runnable])
+        for j, outcome in zip(runnable, ran, strict=True):
+            # An accept without values: the worker judged the shapes too large to run.
+            if not (outcome.verdict == ACCEPT and outcome.values is None):
+                j.native_run = outcome
+        for j in checked:
+            self._count_confirmation(j)
+
+    def _confirmed(self, j: Judgement, with_loops: bool) -> bool:
+        predicted = j.predicted(with_loops)
+        if predicted.verdict != CRASH:
+            return False
+        key = (with_loops, predicted.crash_kind, model.site_family(predicted.crash_site))
+        return self._confirmations.get(key, 0) >= CONFIRMATIONS
+
+    def _count_confirmation(self, j: Judgement) -> None:
+        """A native crash the model foresaw counts toward skipping its copies."""
+        for with_loops, actual in ((False, j.native_check), (True, j.native_run)):
+            predicted = j.predicted(with_loops)
+            if actual is not None and predicted.verdict == CRASH and predicted.agrees(actual):
+                key = (with_loops, predicted.crash_kind, model.site_family(predicted.crash_site))
+                self._confirmations[key] = self._confirmations.get(key, 0) + 1
+
+    def findings(self, judgement: Judgement) -> list[Finding]:
+        return findings(judgement, self._explain)
+
+    def evaluate(self, cases: list[Case], thrifty: bool = False) -> list[list[Finding]]:
+        return [self.findings(j) for j in self.judge(cases, thrifty)]
+
+    def keeps(self, signature: tuple[str, ...]) -> Callable[[list[Case]], list[bool]]:
+        """The shrinker's predicate: which cases still show a finding with ``signature``."""
+
+        def judge(cases: list[Case]) -> list[bool]:
+            return [any(f.signature == signature for f in found) for found in self.evaluate(cases)]
+
+        return judge
+
+    def close(self) -> None:
+        self._pool.shutdown()
+        for judge in (self.native, self.torch):
+            if judge is not None:
+                judge.close()
+
+    def __enter__(self) -> Judges:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
