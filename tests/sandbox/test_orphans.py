@@ -98,7 +98,7 @@ def test_the_atheris_child_and_its_workers_die_with_the_campaign(tmp_path):
 
         def fuzzing() -> bool:
             tree = _descendants(campaign.pid)
-            libfuzzer = [pid for pid in tree if "convcheck._atheris_engine" in _cmdline(pid)]
+            libfuzzer = [pid for pid in tree if "convcheck.engines._atheris_child" in _cmdline(pid)]
             return bool(libfuzzer) and bool(_descendants(libfuzzer[0]))
 
         _wait_until(fuzzing, "libFuzzer running with its workers")
