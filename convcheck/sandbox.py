@@ -294,8 +294,8 @@ class _Batch:
         self.rss_limit_mb = pool.spec.memory_limit_mb if pool.spec.sanitized else None
         self.rss_check_at = 0.0
 
-    def run(self) -> list[dict[str, Any] | Crash | Hang]:
-        for worker in [w for w in self.workers if w.process.poll() is not None]:
+    def run(self) -> list[dict[str, Any] | Crash | Hang | None]:
+        for worker in [w for w in self.workers if w.exited()]:
             # Died while idle: no request to blame, so just replace it.
             worker.stop()
             self.workers.remove(worker)
@@ -514,6 +514,10 @@ class _Worker:
         if not self.ready:
             return self.started + _START_TIMEOUT
         return self.since + timeout if self.held else float("inf")
+
+    def exited(self) -> bool:
+        """Dead, but not reaped yet (so that stop() can still find what it left)."""
+        return bool(select.select([self.exit_fd], [], [], 0)[0])
 
     def rss_mb(self) -> int:
         # Safe to read by pid: an unreaped child's pid cannot be reused.
