@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from collections import Counter
 
 from convcheck import campaign
 from convcheck.generate import RandomSource, build_case
@@ -31,9 +32,9 @@ def throughput(seconds: float) -> None:
         src = RandomSource(99)
         with Judges("legacy", jobs=2, use_native=native, use_torch=torch) as judges:
             judges.evaluate([build_case(src) for _ in range(8)])  # start the workers
-            done, start = 0, time.monotonic()
+            confirmed, done, start = Counter(), 0, time.monotonic()
             while time.monotonic() - start < seconds:
-                judges.evaluate([build_case(src) for _ in range(256)], thrifty=True)
+                judges.evaluate([build_case(src) for _ in range(256)], thrifty=confirmed)
                 done += 256
             rows.append((label, done / (time.monotonic() - start)))
     base = rows[0][1]

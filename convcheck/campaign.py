@@ -82,6 +82,8 @@ class Campaign:
         self.found: dict[str, Finding] = {}
         self.minimized: set[str] = set()
         self.stats = Stats()
+        # Foreseen native crashes this campaign has confirmed (``Judges.judge``'s thrifty).
+        self.confirmations: Counter = Counter()
         self._last_progress = 0.0
 
     def explore(self, engine: str, seed: int) -> None:
@@ -91,6 +93,8 @@ class Campaign:
     # -- what engines call ----------------------------------------------------------
     @property
     def exhausted(self) -> bool:
+        if self.judges.stopped:
+            return True
         budget = self.budget
         if budget.cases is not None and self.stats.cases >= budget.cases:
             return True
@@ -104,10 +108,20 @@ class Campaign:
             return wanted
         return max(0, min(wanted, self.budget.cases - self.stats.cases))
 
+    @property
+    def deadline(self) -> float | None:
+        """When the time budget ends (``time.monotonic()``): a batch is cut short there,
+        so a target that hangs cannot hold the campaign past it."""
+        if self.budget.seconds is None:
+            return None
+        return self.stats.started + self.budget.seconds
+
     def submit(self, cases: list[Case]) -> list[list[Finding]]:
-        """Judge the cases; keep every new signature at once. Returns each case's findings."""
-        per_case = self.judges.evaluate(cases, thrifty=True)
-        self.stats.cases += len(cases)
+        """Judge the cases; keep every new signature at once. Returns each case's findings
+        (none for a case the deadline or a stop left unjudged, which does not count)."""
+        judged = self.judges.judge(cases, self.confirmations, self.deadline)
+        per_case = [self.judges.findings(j) if j.complete else [] for j in judged]
+        self.stats.cases += sum(j.complete for j in judged)
         for found in per_case:
             for finding in found:
                 kept = self.found.get(finding.key)
@@ -135,8 +149,16 @@ class Campaign:
         max_evaluations: int = 600,
         seconds_each: float = 20.0,
         only: Callable[[Finding], bool] | None = None,
+        seconds: float | None = None,
     ) -> None:
+        """Shrink every new finding, each within ``seconds_each`` and all of them within
+        ``seconds``; what the time leaves unshrunk is kept as found. A stop (a signal)
+        ends it: after one, every candidate is unjudged and so fails at once."""
+        ends = None if seconds is None else time.monotonic() + seconds
         for key, finding in list(self.found.items()):
+            left = seconds_each if ends is None else min(seconds_each, ends - time.monotonic())
+            if self.judges.stopped or left <= 0:
+                break
             # Known findings are in the corpus already, in their minimised form.
             if key in self.minimized or key in self.known:
                 continue
@@ -145,7 +167,7 @@ class Campaign:
             if only is not None and not only(finding):
                 continue
             small = minimize(
-                finding.case, self.judges.keeps(finding.signature), max_evaluations, seconds_each
+                finding.case, self.judges.keeps(finding.signature), max_evaluations, left
             )
             again = [f for f in self.judges.evaluate([small])[0] if f.key == key]
             if again:

@@ -36,6 +36,8 @@ class CampaignResult:
 class CiResult:
     replayed: list[Replayed]
     campaigns: list[CampaignResult]
+    # A signal stopped the job: what it reports is what it had judged until then.
+    stopped: bool = False
 
     @property
     def failed(self) -> bool:
@@ -52,6 +54,7 @@ def run_ci(
     budget: campaign.Budget,
     seed: int,
     progress: TextIO,
+    minimize_seconds: float | None = None,
 ) -> CiResult:
     entries = corpus.load_all(corpus_dir)
     progress.write(
@@ -68,17 +71,19 @@ def run_ci(
     plan = [(name, engines.unavailable(name)) for name in engines.names(ci=True)]
     share = budget.share(sum(1 for _, why in plan if not why))
     for name, why in plan:
+        if judges.stopped:
+            break
         if why:
             results.append(CampaignResult(name, 0.0, 0, skipped=why))
             continue
         progress.write(f"campaign: {name} engine for {share.describe()}\n")
         run = campaign.Campaign(judges, new_dir, meta, progress, known, share)
         run.explore(name, seed)
-        run.minimize_all(only=lambda f: f.about_kernel)
+        run.minimize_all(only=lambda f: f.about_kernel, seconds=minimize_seconds)
         new = run.new_findings()
         known |= {f.key for f in new}
         results.append(CampaignResult(name, run.stats.elapsed, run.stats.cases, new))
-    outcome = CiResult(replayed, results)
+    outcome = CiResult(replayed, results, judges.stopped)
     write_results(results_dir, outcome)
     return outcome
 

@@ -134,12 +134,14 @@ def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
 
     corpus_dir = files.folder(Path(args.corpus), "corpus folder", probe=True)
     known = {e.key for e in corpus.load_all(corpus_dir)}
-    with _open_judges(args) as judges:
+    with _open_judges(args) as judges, judges.stop_on_signals():
         run = campaign.Campaign(judges, corpus_dir, _meta(args), stderr, known, _budget(args))
         run.explore(args.engine, args.seed)
         if not args.no_minimize:
-            run.minimize_all()
+            run.minimize_all(seconds=args.minimize_time)
     stdout.write(format_campaign(run, args) + "\n")
+    if judges.stopped:
+        stderr.write("convcheck: stopped by a signal; the report holds what was found until then\n")
     return FOUND if run.new_findings(about_kernel=True) else OK
 
 
@@ -215,14 +217,25 @@ def cmd_ci(args, stdout: TextIO, stderr: TextIO) -> int:
     files.folder(Path(args.results), "results folder", probe=True)
     if args.target is None:
         build_library(args.revision, sanitized=True)
-    with _open_judges(args) as judges:
+    with _open_judges(args) as judges, judges.stop_on_signals():
         result = run_ci(
-            judges, Path(args.corpus), Path(args.results), _budget(args), args.seed, stderr
+            judges,
+            Path(args.corpus),
+            Path(args.results),
+            _budget(args),
+            args.seed,
+            stderr,
+            args.minimize_time,
         )
     stdout.write(format_ci(result) + "\n")
     results = files.shown(args.results)
     stdout.write(f"results: {results}/junit.xml, {results}/results.sarif\n")
-    return FOUND if result.failed else OK
+    if result.failed:
+        return FOUND
+    if result.stopped:
+        # Not every entry was judged: "nothing found" would be a claim the job cannot make.
+        raise ConvcheckError("ci: stopped by a signal before the job was done")
+    return OK
 
 
 def cmd_build(args, stdout: TextIO, stderr: TextIO) -> int:
@@ -270,6 +283,12 @@ def _budget_options(parser: argparse.ArgumentParser, default_time: float) -> Non
         help="stop after this many judged cases (with --seed: the same campaign anywhere)",
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--minimize-time",
+        type=_checked("minimize-time", float, check_seconds),
+        default=60.0,
+        help="seconds for minimising the new findings, all together (default 60)",
+    )
     parser.set_defaults(default_time=default_time)
 
 

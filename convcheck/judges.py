@@ -8,8 +8,12 @@ small), and torch. ``Judges`` keeps them warm across batches and hands each case
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import signal
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from convcheck import model
@@ -39,6 +43,9 @@ class Judgement:
     # What the kernel should answer when that is not the model's sanitized prediction:
     # the ExecuTorch target (no sanitizers; it only runs whole).
     expected: Outcome | None = None
+    # False when the native judge never answered (a deadline or a stop cut the batch
+    # short): such a judgement is no evidence either way, and yields no findings.
+    complete: bool = True
 
     @property
     def kernel(self) -> Outcome | None:
@@ -82,7 +89,7 @@ class Judges:
         self.revision = revision
         self.target = target
         self.jobs = jobs
-        self._confirmations: dict[tuple, int] = {}
+        self.stopped = False
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="convcheck-native")
         self.native = None
         self.torch = None
@@ -111,20 +118,33 @@ class Judges:
             self.torch = TorchJudge(jobs=jobs, timeout=max(timeout, 20.0))
             self._explain = differences.explain_difference
 
-    def judge(self, cases: list[Case], thrifty: bool = False) -> list[Judgement]:
+    def judge(
+        self,
+        cases: list[Case],
+        thrifty: Counter | None = None,
+        deadline: float | None = None,
+    ) -> list[Judgement]:
         """Every judge on every case.
 
-        ``thrifty`` (exploration) spares the native kernel the calls on which the model
-        foresees a crash already confirmed ``CONFIRMATIONS`` times: a sanitized crash
-        costs a worker restart (~0.2 s), and another copy of a known crash adds nothing.
+        ``thrifty`` (exploration: the campaign's count of confirmed crashes, which this
+        updates) spares the native kernel the calls on which the model foresees a crash
+        already confirmed ``CONFIRMATIONS`` times: a sanitized crash costs a worker
+        restart (~0.2 s), and another copy of a known crash adds nothing.
         Shrinking and replay are never thrifty: they must see every crash.
+
+        ``deadline`` (a ``time.monotonic()`` time) or ``stop`` leaves the native judge's
+        unfinished cases with ``complete=False``.
         """
         judgements = []
         for case in cases:
             wrapped, exact, found = model.classify(case, self.revision)
             judgements.append(Judgement(case, self.revision, wrapped, exact, found))
         # torch's check path runs here while the native workers run in their processes.
-        native = self._pool.submit(self._judge_native, judgements, thrifty) if self.native else None
+        native = (
+            self._pool.submit(self._judge_native, judgements, thrifty, deadline)
+            if self.native
+            else None
+        )
         if self.torch is not None:
             verdicts = self.torch.judge(cases, compute_rejected=False)
             for j, verdict in zip(judgements, verdicts, strict=True):
@@ -133,55 +153,50 @@ class Judges:
             native.result()
         return judgements
 
-    def _judge_native(self, judgements: list[Judgement], thrifty: bool) -> None:
+    def _judge_native(
+        self, judgements: list[Judgement], thrifty: Counter | None, deadline: float | None
+    ) -> None:
         if self._expected is not None:
             # ExecuTorch only runs whole: one execution per case, the values when small.
             for j in judgements:
                 j.expected = self._expected(j.case)
-            chosen = [j for j in judgements if not (thrifty and self._confirmed(j, True))]
-            for j, outcome in zip(chosen, self.native.run([j.case for j in chosen]), strict=True):
+            chosen = [j for j in judgements if not _confirmed(thrifty, j, True)]
+            ran = self.native.run([j.case for j in chosen], deadline)
+            for j, outcome in zip(chosen, ran, strict=True):
                 j.native_run = outcome
+                j.complete = outcome is not None
             for j in chosen:
-                self._count_confirmation(j)
+                _count_confirmation(thrifty, j)
             return
-        checked = [j for j in judgements if not (thrifty and self._confirmed(j, False))]
-        for j, outcome in zip(checked, self.native.check([j.case for j in checked]), strict=True):
+        checked = [j for j in judgements if not _confirmed(thrifty, j, False)]
+        answers = self.native.check([j.case for j in checked], deadline)
+        for j, outcome in zip(checked, answers, strict=True):
             j.native_check = outcome
+            j.complete = outcome is not None
         runnable = [
             j
             for j in checked
-            if j.native_check.verdict == ACCEPT
+            if j.complete
+            and j.native_check.verdict == ACCEPT
             and is_small(j.case)
-            and not (thrifty and self._confirmed(j, True))
+            and not _confirmed(thrifty, j, True)
         ]
-        ran = self.native.run([j.case for j in runnable])
+        ran = self.native.run([j.case for j in runnable], deadline)
         for j, outcome in zip(runnable, ran, strict=True):
+            if outcome is None:
+                j.complete = False
             # An accept without values: the worker judged the shapes too large to run.
-            if not (outcome.verdict == ACCEPT and outcome.values is None):
+            elif not (outcome.verdict == ACCEPT and outcome.values is None):
                 j.native_run = outcome
         for j in checked:
-            self._count_confirmation(j)
-
-    def _confirmed(self, j: Judgement, with_loops: bool) -> bool:
-        predicted = j.predicted(with_loops)
-        if predicted.verdict != CRASH:
-            return False
-        key = (with_loops, predicted.crash_kind, model.site_family(predicted.crash_site))
-        return self._confirmations.get(key, 0) >= CONFIRMATIONS
-
-    def _count_confirmation(self, j: Judgement) -> None:
-        """A native crash the model foresaw counts toward skipping its copies."""
-        for with_loops, actual in ((False, j.native_check), (True, j.native_run)):
-            predicted = j.predicted(with_loops)
-            if actual is not None and predicted.verdict == CRASH and predicted.agrees(actual):
-                key = (with_loops, predicted.crash_kind, model.site_family(predicted.crash_site))
-                self._confirmations[key] = self._confirmations.get(key, 0) + 1
+            _count_confirmation(thrifty, j)
 
     def findings(self, judgement: Judgement) -> list[Finding]:
         return findings(judgement, self._explain)
 
-    def evaluate(self, cases: list[Case], thrifty: bool = False) -> list[list[Finding]]:
-        return [self.findings(j) for j in self.judge(cases, thrifty)]
+    def evaluate(self, cases: list[Case], thrifty: Counter | None = None) -> list[list[Finding]]:
+        """Each case's findings; a case the judges could not finish (stopped) has none."""
+        return [self.findings(j) if j.complete else [] for j in self.judge(cases, thrifty)]
 
     def keeps(self, signature: tuple[str, ...]) -> Callable[[list[Case]], list[bool]]:
         """The shrinker's predicate: which cases still show a finding with ``signature``."""
@@ -191,14 +206,66 @@ class Judges:
 
         return judge
 
+    def stop(self) -> None:
+        """Abandon what the workers are doing and judge nothing more (every later case
+        is incomplete); safe from a signal handler."""
+        self.stopped = True
+        for judge in (self.native, self.torch):
+            if judge is not None:
+                judge.cancel()
+
+    @contextmanager
+    def stop_on_signals(self) -> Iterator[None]:
+        """The first SIGINT or SIGTERM stops the judges, so that a campaign ends with the
+        report of what it found; a second one interrupts at once."""
+
+        def handle(signum, frame) -> None:
+            if self.stopped:
+                raise KeyboardInterrupt
+            self.stop()
+
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
     def close(self) -> None:
-        self._pool.shutdown()
+        # The workers first: closing them abandons a batch the native thread may be
+        # waiting on (a hanging target), so that the thread is free to end.
         for judge in (self.native, self.torch):
             if judge is not None:
                 judge.close()
+        self._pool.shutdown()
 
     def __enter__(self) -> Judges:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _crash_key(j: Judgement, with_loops: bool) -> tuple | None:
+    predicted = j.predicted(with_loops)
+    if predicted.verdict != CRASH:
+        return None
+    return (with_loops, predicted.crash_kind, model.site_family(predicted.crash_site))
+
+
+def _confirmed(thrifty: Counter | None, j: Judgement, with_loops: bool) -> bool:
+    key = None if thrifty is None else _crash_key(j, with_loops)
+    return key is not None and thrifty[key] >= CONFIRMATIONS
+
+
+def _count_confirmation(thrifty: Counter | None, j: Judgement) -> None:
+    """A native crash the model foresaw counts toward skipping its copies."""
+    if thrifty is None:
+        return
+    for with_loops, actual in ((False, j.native_check), (True, j.native_run)):
+        key = _crash_key(j, with_loops)
+        if actual is not None and key is not None and j.predicted(with_loops).agrees(actual):
+            thrifty[key] += 1

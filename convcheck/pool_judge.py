@@ -13,13 +13,14 @@ from convcheck.sandbox import Crash, Hang
 class PoolJudge:
     _pool = None  # a sandbox.WorkerPool, set by the subclass
 
-    def check(self, cases: Sequence[Case]) -> list[Outcome]:
-        """The checks' verdict and output sizes for each case."""
-        return self._judge(cases, "check")
+    def check(self, cases: Sequence[Case], deadline: float | None = None) -> list[Outcome | None]:
+        """The checks' verdict and output sizes for each case; None for a case left
+        unjudged at ``deadline`` (a ``time.monotonic()`` time) or by ``cancel``."""
+        return self._judge(cases, "check", deadline)
 
-    def run(self, cases: Sequence[Case]) -> list[Outcome]:
+    def run(self, cases: Sequence[Case], deadline: float | None = None) -> list[Outcome | None]:
         """As ``check``, then the computation: values for small accepted cases."""
-        return self._judge(cases, "run")
+        return self._judge(cases, "run", deadline)
 
     def close(self) -> None:
         """Stop the workers (a later call starts new ones); does not wait for a batch
@@ -36,9 +37,11 @@ class PoolJudge:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _judge(self, cases: Sequence[Case], mode: str) -> list[Outcome | None]:
+    def _judge(
+        self, cases: Sequence[Case], mode: str, deadline: float | None
+    ) -> list[Outcome | None]:
         requests = [{"case": case.to_json(), "mode": mode} for case in cases]
-        answers = self._pool.run(requests)
+        answers = self._pool.run(requests, deadline)
         return [None if answer is None else self.outcome(answer) for answer in answers]
 
     @staticmethod

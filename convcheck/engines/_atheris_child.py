@@ -38,6 +38,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--stats")
     parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes per judge")
+    parser.add_argument(
+        "--until", type=float, help="stop at this time.monotonic() time (the parent's clock)"
+    )
     parser.add_argument("--cases", type=int, help="stop after this many judged cases")
     parser.add_argument("--until-first", action="store_true", help="stop at the first finding")
     args = parser.parse_args(ours)
@@ -61,8 +64,13 @@ def main(argv: list[str] | None = None) -> None:
         {"found_by": "convcheck fuzz --engine atheris"},
         sys.stderr,
         known,
-        # libFuzzer keeps the time (-max_total_time); the campaign keeps the rest.
-        Budget(cases=args.cases, until_first=args.until_first),
+        # libFuzzer keeps the time too (-max_total_time), but only between inputs: the
+        # campaign's deadline is what cuts a batch on a hanging target short.
+        Budget(
+            seconds=None if args.until is None else max(0.0, args.until - time.monotonic()),
+            cases=args.cases,
+            until_first=args.until_first,
+        ),
     )
     pending = []
     last_flush = [time.monotonic()]

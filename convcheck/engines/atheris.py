@@ -11,13 +11,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from convcheck import corpus, fuzzed, sandbox
 from convcheck.campaign import example_cases
 
-# How long past its time budget the child may take to finish its last batch.
-GRACE_SECONDS = 120
+# How long past the campaign's deadline the child may take to write its last finding
+# (its own batches stop at the deadline).
+GRACE_SECONDS = 3
 
 
 def explore(campaign, seed: int) -> None:
@@ -36,7 +38,6 @@ def explore(campaign, seed: int) -> None:
         (work / "convcheck.dict").write_text(fuzzed.dictionary())
         (work / "known").write_text("\n".join(set(campaign.known) | set(campaign.found)))
         (work / "inputs").mkdir()
-        seconds = budget.seconds
         command = [
             sys.executable,
             "-m",
@@ -53,10 +54,11 @@ def explore(campaign, seed: int) -> None:
             *([] if judges.torch is not None else ["--no-torch"]),
             "--jobs",
             str(judges.jobs),
+            *([] if campaign.deadline is None else ["--until", repr(campaign.deadline)]),
             *([] if budget.cases is None else ["--cases", str(campaign.room(budget.cases))]),
             *(["--until-first"] if budget.until_first else []),
             "--",
-            *([] if seconds is None else [f"-max_total_time={max(1, int(seconds))}"]),
+            *([] if budget.seconds is None else [f"-max_total_time={max(1, int(budget.seconds))}"]),
             f"-seed={seed + 1}",
             f"-dict={work / 'convcheck.dict'}",
             "-print_final_stats=0",
@@ -67,17 +69,29 @@ def explore(campaign, seed: int) -> None:
         with open(log, "w") as out:
             child = subprocess.Popen(command, stdout=out, stderr=out, **sandbox.own_session())
             try:
-                child.wait(timeout=None if seconds is None else seconds + GRACE_SECONDS)
-            except BaseException:
+                _wait(child, judges, campaign.deadline)
+            finally:
                 child.kill()
                 child.wait()
-                raise
+        if judges.stopped:
+            # A signal: the child has written what it found to the corpus folder already;
+            # the stopped judges can judge nothing more here.
+            return
         stats = (
             json.loads((work / "stats.json").read_text()) if (work / "stats.json").exists() else {}
         )
         campaign.stats.cases += stats.get("cases", 0)
         if findings_dir.is_dir():
             _adopt(campaign, corpus.load_all(findings_dir), stats.get("first_found", {}))
+
+
+def _wait(child: subprocess.Popen, judges, deadline: float | None) -> None:
+    """Until the child ends, the judges are stopped (a signal: the child, in a session of
+    its own, does not get it), or the deadline has passed by the grace time."""
+    while child.poll() is None and not judges.stopped:
+        if deadline is not None and time.monotonic() > deadline + GRACE_SECONDS:
+            return
+        time.sleep(0.05)
 
 
 def _adopt(campaign, entries: list[corpus.Entry], first_found: dict[str, float]) -> None:

@@ -11,7 +11,7 @@
  *
  * Built with -DGARBAGE it writes bogus result lines to fds 3..31 in its constructor and in
  * every call; with -DPRINT it prints to stdout and stderr from its constructor and
- * destructor. $HOSTILE_LOADS names a file counting the loads; from load $HOSTILE_CRASH_FROM
+ * destructor; with -DHANG every call hangs as 13 does. $HOSTILE_LOADS names a file counting the loads; from load $HOSTILE_CRASH_FROM
  * on, the constructor aborts.
  */
 #define _DEFAULT_SOURCE /* fork, setsid, pause under -std=c11 */
@@ -104,10 +104,15 @@ int32_t convcheck_check(const convcheck_call *call, convcheck_result *result) {
     result->accepted = 1;
     result->out_rank = call->out.rank;
     memcpy(result->out_sizes, call->out.sizes, sizeof result->out_sizes);
-    switch (call->groups) {
+#ifdef HANG
+    const int64_t groups = 13;
+#else
+    const int64_t groups = call->groups;
+#endif
+    switch (groups) {
     case 99:
     case -5:
-        result->out_rank = (int32_t)call->groups;
+        result->out_rank = (int32_t)groups;
         break;
     case 7:
         result->out_sizes[1] = -1372;

@@ -13,23 +13,11 @@ from pathlib import Path
 
 import pytest
 from builders import conv
+from hostile import build as _build
 from processes import running
 
 from convcheck.errors import ConvcheckError
 from convcheck.native import NativeJudge
-from convcheck.native.build import compile_shared
-
-NATIVE_DIR = Path(__file__).resolve().parents[2] / "convcheck" / "native"
-SOURCE = Path(__file__).with_name("hostile_target.c")
-
-
-def _build(directory: Path, *defines: str) -> str:
-    (directory / "convcheck_abi.h").write_text((NATIVE_DIR / "convcheck_abi.h").read_text())
-    source = directory / "hostile_target.c"
-    source.write_text("".join(f"#define {name}\n" for name in defines) + SOURCE.read_text())
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("CONVCHECK_CACHE", str(directory / "cache"))
-        return str(compile_shared([source], "hostile", sanitized=False))
 
 
 @pytest.fixture(scope="module")

@@ -48,9 +48,9 @@ def _judgement(case, **native) -> Judgement:
 
 
 class _NoJudging:
-    revision, target = "current", None
+    revision, target, stopped = "current", None, False
 
-    def evaluate(self, cases, thrifty=False):
+    def evaluate(self, cases, thrifty=None):
         raise AssertionError("a tool-error was handed to the minimiser")
 
     def keeps(self, signature):

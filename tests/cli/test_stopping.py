@@ -1,0 +1,86 @@
+"""A campaign ends on its budget and on one signal, whatever the target does.
+
+The target here hangs on every call (``hostile_target.c`` built with ``HANG``) and the
+per-case timeout is an hour: before batches could be cut short, a 1-second campaign waited
+for 256 hangs, and Ctrl-C waited for the batch. The bounds below are far above what the
+fix needs and far below what the bug took, so machine load cannot decide them.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hostile import build
+from processes import running
+
+from convcheck.campaign import Budget, Campaign
+from convcheck.judges import Judges
+
+# What "stops promptly" means here: the issue asks for 2 s (signal) and --time + 5 s.
+GENEROUS = 30.0
+
+
+@pytest.fixture(scope="module")
+def hanging(tmp_path_factory):
+    return build(tmp_path_factory.mktemp("hanging"), "HANG")
+
+
+@pytest.fixture
+def pid_file(tmp_path, monkeypatch):
+    path = tmp_path / "pids"
+    monkeypatch.setenv("HOSTILE_PIDS", str(path))
+    return path
+
+
+def _pids(path: Path) -> list[int]:
+    return [int(line) for line in path.read_text().split()] if path.exists() else []
+
+
+def test_the_time_budget_cuts_a_hanging_batch_short(hanging, pid_file):
+    with Judges("current", target=hanging, use_torch=False, timeout=3600.0) as judges:
+        run = Campaign(judges, budget=Budget(seconds=1.0))
+        started = time.monotonic()
+        run.explore("random", seed=0)
+        took = time.monotonic() - started
+    assert took < 1.0 + GENEROUS
+    assert _pids(pid_file), "the target never hung: the test proves nothing"
+    # A case the deadline left unjudged is no evidence: not counted, no finding.
+    assert run.stats.cases == 0
+    assert run.found == {}
+    assert not any(running(pid) for pid in _pids(pid_file))
+
+
+def _fuzz(hanging: str, corpus: Path) -> subprocess.Popen:
+    command = [
+        *(sys.executable, "-m", "convcheck", "fuzz", "--revision", "current"),
+        *("--target", hanging, "--no-torch", "--timeout", "3600", "--time", "3600"),
+        *("--corpus", str(corpus)),
+    ]
+    return subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ
+    )
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
+def test_one_signal_stops_a_hanging_campaign_with_its_report(hanging, pid_file, tmp_path, signum):
+    child = _fuzz(hanging, tmp_path / "corpus")
+    try:
+        deadline = time.monotonic() + GENEROUS
+        while not _pids(pid_file) and time.monotonic() < deadline:
+            assert child.poll() is None, child.communicate()
+            time.sleep(0.05)
+        assert _pids(pid_file), "the target never hung"
+        child.send_signal(signum)
+        stdout, stderr = child.communicate(timeout=GENEROUS)
+    finally:
+        child.kill()
+        child.wait()
+    assert child.returncode == 0, stderr  # nothing was found
+    assert "Traceback" not in stderr
+    assert "stopped by a signal" in stderr
+    assert "cases" in stdout  # the report of what was judged
+    assert not any(running(pid) for pid in _pids(pid_file))
