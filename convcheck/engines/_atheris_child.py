@@ -36,6 +36,9 @@ def main(argv: list[str] | None = None) -> None:
         "--known", default="", help="signature keys already kept, one per line, in a file"
     )
     parser.add_argument("--stats")
+    parser.add_argument(
+        "--error", required=True, help="where to leave the one line the parent reports"
+    )
     parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes per judge")
     parser.add_argument(
@@ -53,6 +56,7 @@ def main(argv: list[str] | None = None) -> None:
     from pathlib import Path
 
     from convcheck.campaign import Budget, Campaign
+    from convcheck.errors import ConvcheckError
     from convcheck.fuzzed import case_from_bytes
     from convcheck.judges import Judges
 
@@ -77,7 +81,14 @@ def main(argv: list[str] | None = None) -> None:
 
     def flush() -> None:
         if pending:
-            run.submit(pending[: run.room(len(pending))])
+            try:
+                run.submit(pending[: run.room(len(pending))])
+            except ConvcheckError as e:
+                # A finding could not be written (a full disk): the parent must say so,
+                # and libFuzzer would only report a crash of the harness.
+                Path(args.error).write_text(str(e))
+                judges.close()
+                os._exit(2)
             pending.clear()
         last_flush[0] = time.monotonic()
         if args.stats:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from convcheck import corpus, fuzzed, sandbox
 from convcheck.campaign import example_cases
+from convcheck.errors import ConvcheckError
 
 # How long past the campaign's deadline the child may take to write its last finding
 # (its own batches stop at the deadline).
@@ -50,6 +51,8 @@ def explore(campaign, seed: int) -> None:
             str(work / "known"),
             "--stats",
             str(work / "stats.json"),
+            "--error",
+            str(work / "error"),
             *(["--target", judges.target] if judges.target else []),
             *([] if judges.torch is not None else ["--no-torch"]),
             "--jobs",
@@ -73,6 +76,9 @@ def explore(campaign, seed: int) -> None:
             finally:
                 child.kill()
                 child.wait()
+        error = work / "error"
+        if error.is_file():
+            raise ConvcheckError(f"the atheris engine's child stopped: {error.read_text()}")
         if judges.stopped:
             # A signal: the child has written what it found to the corpus folder already;
             # the stopped judges can judge nothing more here.

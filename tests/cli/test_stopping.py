@@ -84,3 +84,35 @@ def test_one_signal_stops_a_hanging_campaign_with_its_report(hanging, pid_file, 
     assert "stopped by a signal" in stderr
     assert "cases" in stdout  # the report of what was judged
     assert not any(running(pid) for pid in _pids(pid_file))
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A folder on a 16 KiB tmpfs, filled but for one page: the campaign's probe write
+    passes, and its first corpus entry does not fit."""
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(mount)]).returncode:
+        pytest.skip("tmpfs cannot be mounted here")
+    try:
+        (mount / ".filler").write_bytes(b"x" * 3 * 4096)
+        yield mount / "corpus"
+    finally:
+        subprocess.run(["umount", str(mount)])
+
+
+def test_a_full_disk_in_the_atheris_child_is_one_line_and_exit_2(full_disk):
+    pytest.importorskip("atheris")
+    command = [
+        *(sys.executable, "-m", "convcheck", "fuzz", "--engine", "atheris"),
+        *("--revision", "legacy", "--no-torch", "--cases", "2000", "--seed", "1"),
+        *("--corpus", str(full_disk)),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("convcheck: the atheris engine's child stopped")
+    assert "No space left" in last
+    assert "Traceback" not in done.stderr
