@@ -225,6 +225,25 @@ def cmd_ci(args, stdout: TextIO, stderr: TextIO) -> int:
     return FOUND if result.failed else OK
 
 
+def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
+    """Every site of the model solved: exit 0 all proven, 1 a witness or an unknown."""
+    from convcheck.solver import format_report, judge_witnesses, prove
+    from convcheck.solver.explore import shapes
+
+    only = [s for s in shapes(args.revision) if not args.rank or s.rank in args.rank]
+    report = prove(args.revision, args.time, only)
+    if not args.no_judge:
+        with _engine(args, use_torch=False) as engine:
+            corpus_dir = Path(args.corpus) if args.corpus else None
+            judge_witnesses(report, engine, corpus_dir, _meta(args))
+    if args.json:
+        stdout.write(json.dumps(report.to_json()) + "\n")
+    else:
+        stdout.write(format_report(report) + "\n")
+    all_proven = report.complete and all(s.status == "proven" for s in report.sites)
+    return OK if all_proven else FOUND
+
+
 def cmd_build(args, stdout: TextIO, stderr: TextIO) -> int:
     from convcheck.native.build import build_library
 
@@ -343,6 +362,17 @@ def _parser() -> _Parser:
     ci.add_argument("--corpus", default="corpus", help="the corpus to replay (default corpus/)")
     ci.add_argument("--results", default="results", help="JUnit, SARIF and new findings go here")
     ci.set_defaults(func=cmd_ci)
+
+    prove = sub.add_parser("prove", help="solve every arithmetic site of the model")
+    _judges(prove, torch_flag=False)
+    prove.add_argument("--json", action="store_true")
+    prove.add_argument("--time", type=_seconds, help="seconds of exploration (default: all)")
+    prove.add_argument("--corpus", help="write the witnesses' findings to this folder")
+    prove.add_argument(
+        "--rank", type=int, action="append", choices=(3, 4, 5), help="only this input rank"
+    )
+    prove.add_argument("--no-judge", action="store_true", help="leave the native kernel out")
+    prove.set_defaults(func=cmd_prove)
 
     build = sub.add_parser("build", help="build the embedded kernel, sanitized and plain")
     build.set_defaults(func=cmd_build)

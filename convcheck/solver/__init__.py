@@ -1,0 +1,17 @@
+"""The solver: the model's own steps run over symbolic integers, every site solved.
+
+``prove(revision)`` explores every path of every shape of call and gives each arithmetic
+site a status (witness, proven, unknown); ``band_cases(revision)`` gives the calls whose
+exact intermediate values sit just past the C width limits; ``solver_engine`` feeds both
+to a campaign before sampling. docs/solver.md says what "proven" means.
+"""
+
+from convcheck.solver.prove import (
+    ProofReport,
+    SiteReport,
+    format_report,
+    judge_witnesses,
+    prove,
+)
+
+__all__ = ["ProofReport", "SiteReport", "format_report", "judge_witnesses", "prove"]

@@ -129,7 +129,7 @@ def prove(
     for key, (inputs, query) in first.items():
         report = sites[key]
         clock = time.monotonic()
-        found = minimal_witness(inputs, query, timeout_ms * 2) if minimise else None
+        found = minimal_witness(inputs, query, timeout_ms * 5) if minimise else None
         report.witness = inputs.concrete_case(found or query.witness)
         report.witness_path = describe_path(inputs.shape, query.prefix)
         report.agrees = misbehaves_at(report.witness, revision, query.site, query.kind)
@@ -148,14 +148,32 @@ def objectives(inputs: Inputs) -> tuple[z3.ArithRef, z3.ArithRef]:
     return size_cost, value_cost
 
 
+# Bounds tried in turn before none: a bounded search is fast, and most witnesses fit.
+_TIERS = ((3, 3), (3, None), (None, None))  # (largest size, largest |arg - natural|)
+
+
 def minimal_witness(inputs: Inputs, query: SiteQuery, timeout_ms: int) -> z3.ModelRef | None:
     """The witness a person would write; None when ``Optimize`` runs out of time."""
-    opt = z3.Optimize()
-    opt.set("timeout", timeout_ms)
-    opt.add(*inputs.domain, *query.decisions, query.condition)
-    for objective in objectives(inputs):
-        opt.minimize(objective)
-    return opt.model() if opt.check() == z3.sat else None
+    for size_bound, value_bound in _TIERS:
+        opt = z3.Optimize()
+        opt.set("timeout", timeout_ms)
+        opt.add(*inputs.domain, *query.decisions, query.condition)
+        if size_bound is not None:
+            opt.add(*(s <= size_bound for terms in inputs.sizes.values() for s in terms))
+        if value_bound is not None:
+            opt.add(
+                *(
+                    z3.Abs(v - _NATURAL[name]) <= value_bound
+                    for name, terms in inputs.ints.items()
+                    for v in terms
+                )
+            )
+        for objective in objectives(inputs):
+            opt.minimize(objective)
+        answer = opt.check()
+        if answer == z3.sat:
+            return opt.model()
+    return None
 
 
 def misbehaves_at(case: Case, revision: str, site: str, kind: str) -> bool:
@@ -165,3 +183,61 @@ def misbehaves_at(case: Case, revision: str, site: str, kind: str) -> bool:
         return any(op.site == site and op.flag for step in run.steps for op in step.ops)
     event = run.first_ub(include_loops=True)
     return event is not None and (event.site, event.kind) == (site, kind)
+
+
+def judge_witnesses(report: ProofReport, engine, corpus_dir=None, meta=None) -> None:
+    """Every witness through the judges; its findings go to the corpus like any other.
+
+    An undefined-behaviour witness is confirmed when the sanitized kernel crashes with the
+    sanitizer kind the model foresees; anything else the judges say is reported as is.
+    """
+    from convcheck import corpus
+    from convcheck.outcome import CRASH
+
+    reports = [s for s in report.sites if s.witness is not None]
+    known = set()
+    if corpus_dir is not None and corpus_dir.is_dir():
+        known = {e.key for e in corpus.load_all(corpus_dir)}
+    for site, judgement in zip(reports, engine.judge([s.witness for s in reports]), strict=True):
+        found = engine.findings(judgement)
+        kernel = judgement.kernel
+        if site.undefined:
+            expected = model.NATIVE_CRASH_KIND[site.kind]
+            crashed = kernel is not None and kernel.verdict == CRASH
+            confirmed = crashed and kernel.crash_kind == expected
+            said = kernel.describe() if kernel is not None else "no native judge"
+            site.judged = f"native {said}" + ("" if confirmed else f" (expected {expected})")
+            site.judged += "; findings: " + ("; ".join(f.key for f in found) or "none")
+        else:
+            site.judged = "findings: " + ("; ".join(f.key for f in found) or "none")
+        for finding in found:
+            if corpus_dir is not None and finding.key not in known:
+                corpus.write(corpus_dir, finding, engine.revision, engine.target, meta or {})
+                known.add(finding.key)
+
+
+def format_report(report: ProofReport) -> str:
+    from convcheck.engine import describe_case
+
+    lines = []
+    for s in report.sites:
+        lines.append(f"{s.status:<8} {s.site:<40} {s.kind:<26} {len(s.paths)} path(s)")
+        if s.witness is not None:
+            lines.append(f"         witness: {describe_case(s.witness)}")
+            lines.append(f"         on {s.witness_path}")
+            if s.agrees is False:
+                lines.append("         the concrete model does NOT misbehave there")
+            if s.judged:
+                lines.append(f"         judged: {s.judged}")
+        elif s.status == UNKNOWN:
+            unknown = [p.path for p in s.paths if p.status == UNKNOWN]
+            lines.append(f"         unknown on {unknown[0]}" + (" and more" * (len(unknown) > 1)))
+    explored = f"{report.shapes_done}/{report.shapes_total} shapes"
+    if not report.complete:
+        explored += " (time ran out: the rest is unknown)"
+    lines.append(
+        f"{report.revision}: {len(report.sites)} site(s), {report.paths} path(s), {explored}; "
+        f"witness {report.count(WITNESS)}, proven {report.count(PROVEN)}, "
+        f"unknown {report.count(UNKNOWN)}; {report.seconds:.1f} s"
+    )
+    return "\n".join(lines)
