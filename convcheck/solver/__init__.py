@@ -6,6 +6,8 @@ exact intermediate values sit just past the C width limits; ``solver_engine`` fe
 to a campaign before sampling. docs/solver.md says what "proven" means.
 """
 
+from convcheck.solver.bands import band_cases
+from convcheck.solver.engine import solver_cases, solver_engine
 from convcheck.solver.prove import (
     ProofReport,
     SiteReport,
@@ -14,4 +16,13 @@ from convcheck.solver.prove import (
     prove,
 )
 
-__all__ = ["ProofReport", "SiteReport", "format_report", "judge_witnesses", "prove"]
+__all__ = [
+    "ProofReport",
+    "SiteReport",
+    "band_cases",
+    "format_report",
+    "judge_witnesses",
+    "prove",
+    "solver_cases",
+    "solver_engine",
+]

@@ -1,0 +1,69 @@
+"""The solver: the model's own steps over symbolic integers, held to the concrete model."""
+
+import io
+
+import pytest
+
+pytest.importorskip("z3")
+
+from convcheck import cli, model  # noqa: E402
+from convcheck.fixedint import DIVISION_BY_ZERO, SIGNED_OVERFLOW  # noqa: E402
+from convcheck.solver import band_cases, prove  # noqa: E402
+from convcheck.solver.explore import Shape  # noqa: E402
+from convcheck.solver.symbolic import PROVEN, WITNESS  # noqa: E402
+
+
+def site(report, name, kind):
+    return next(s for s in report.sites if (s.site, s.kind) == (name, kind))
+
+
+@pytest.fixture(scope="module")
+def legacy_regular():
+    return prove("legacy", only=[Shape(3, False, None)])
+
+
+def test_witnesses_misbehave_in_the_concrete_model(legacy_regular):
+    witnessed = [s for s in legacy_regular.sites if s.witness is not None]
+    assert len(witnessed) >= 5
+    assert all(s.agrees for s in witnessed), [s.site for s in witnessed if not s.agrees]
+
+
+def test_groups_zero_is_the_hand_minimal_division_by_zero(legacy_regular):
+    found = site(legacy_regular, "groups.weight0_rem", DIVISION_BY_ZERO)
+    assert found.status == WITNESS
+    w = found.witness
+    assert w.groups == 0
+    assert (w.input.sizes, w.weight.sizes) == ((1, 1, 1), (1, 1, 1))
+    assert (w.stride, w.padding, w.dilation) == ((1,), (0,), (1,))
+    # INT64_MIN % -1 needs the dividend INT64_MIN, and the dividend is a size.
+    assert site(legacy_regular, "groups.weight0_rem", SIGNED_OVERFLOW).status == PROVEN
+
+
+def test_groups_overflow_is_the_hand_minimal_ordering_witness():
+    report = prove("legacy", only=[Shape(3, False, "float32")])
+    w = site(report, "bias_shape.groups_mul", SIGNED_OVERFLOW).witness
+    assert w.groups == 2**62
+    assert w.weight.sizes[1] == 2
+    assert all(s == 1 for s in (*w.input.sizes, w.weight.sizes[0], w.weight.sizes[2]))
+    _, _, findings = model.classify(w, "legacy")
+    assert [(f.kind, f.site) for f in findings] == [("ordering", "bias_shape.groups_mul")]
+
+
+def test_current_has_no_undefined_behaviour_in_one_dimension():
+    report = prove("current", only=[Shape(3, False, None), Shape(3, True, "float32")])
+    assert report.complete
+    undefined = [s for s in report.sites if s.undefined]
+    assert undefined, "current does arithmetic: some sites must be met"
+    assert [s.site for s in undefined if s.status != PROVEN] == []
+
+
+def test_band_cases_reach_past_the_int32_edge():
+    cases = band_cases("current", only=[Shape(3, True, "float32")])
+    products = [c.groups * c.weight.sizes[1] for c in cases]
+    assert any(2**31 <= p <= 2**31 + 2**8 for p in products)
+
+
+def test_prove_rejects_an_unknown_revision():
+    err = io.StringIO()
+    assert cli.main(["prove", "--revision", "nope"], io.StringIO(), err) == 2
+    assert err.getvalue().count("\n") == 1
