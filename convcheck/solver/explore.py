@@ -22,7 +22,16 @@ from convcheck import model
 from convcheck.case import Case, TensorSpec
 from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN
 from convcheck.model._kernel import ModelRun, run_steps
-from convcheck.solver.symbolic import Halt, Path, Pending, SiteQuery, Symbolic, SymInt
+from convcheck.outcome import ACCEPT
+from convcheck.solver.symbolic import (
+    EXACT_DIFFERS,
+    Halt,
+    Path,
+    Pending,
+    SiteQuery,
+    Symbolic,
+    SymInt,
+)
 
 # Where an input that passes a check has no bias, transposed or spatial dims to spare,
 # the witness is easier to read: configurations go simplest first.
@@ -153,6 +162,14 @@ def describe_path(shape: Shape, taken: tuple[bool, ...]) -> str:
     return f"{shape.describe()}, branches {''.join('TF'[not t] for t in taken) or '-'}"
 
 
+def ask_exact_differs(path: Path, run: ModelRun, shape: Shape) -> None:
+    """At an accepting path's end: can exact arithmetic give other sizes than C's?"""
+    sizes = [s for s in run.outcome.out_sizes if isinstance(s, SymInt)]
+    differs = z3.Or([s.term != s.ideal for s in sizes]) if sizes else z3.BoolVal(False)
+    kind = "transposed" if shape.transposed else "regular"
+    path.misbehaves(differs, (f"accepted.out_sizes ({kind})", EXACT_DIFFERS, None, ""), False)
+
+
 def explore(
     revision: str, shape: Shape, timeout_ms: int = 2000, max_paths: int = 100_000
 ) -> Iterator[PathResult]:
@@ -173,6 +190,8 @@ def explore(
             run = run_steps(case, revision, module.STEPS, module.LOOP_STEPS, Symbolic(path))
         except Halt as h:
             halt = h
+        if run is not None and run.outcome.verdict == ACCEPT:
+            ask_exact_differs(path, run, shape)
         count += 1
         yield PathResult(inputs, tuple(path.taken), path.queries, run, halt, path.unknown_branches)
         # Depth first: the branch found last is nearest the leaf.

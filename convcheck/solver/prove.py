@@ -18,7 +18,7 @@ import z3
 from convcheck import model
 from convcheck.case import Case
 from convcheck.solver.explore import Inputs, Shape, describe_path, explore, shapes
-from convcheck.solver.symbolic import PROVEN, UNKNOWN, WITNESS, WRAP, SiteQuery
+from convcheck.solver.symbolic import EXACT_DIFFERS, PROVEN, UNKNOWN, WITNESS, WRAP, SiteQuery
 
 # The value of an argument a person writes when it does not matter.
 _NATURAL = {"stride": 1, "padding": 0, "dilation": 1, "output_padding": 0, "groups": 1}
@@ -51,7 +51,7 @@ class SiteReport:
 
     @property
     def undefined(self) -> bool:
-        return self.kind != WRAP
+        return self.kind not in (WRAP, EXACT_DIFFERS)
 
     def to_json(self) -> dict:
         return {
@@ -178,6 +178,8 @@ def minimal_witness(inputs: Inputs, query: SiteQuery, timeout_ms: int) -> z3.Mod
 
 def misbehaves_at(case: Case, revision: str, site: str, kind: str) -> bool:
     """The plain model on the witness: the symbolic run and the concrete one must agree."""
+    if kind == EXACT_DIFFERS:
+        return any(f.kind == "overflow" for f in model.classify(case, revision)[2])
     run = model.run(case, revision)
     if kind == WRAP:
         return any(op.site == site and op.flag for step in run.steps for op in step.ops)

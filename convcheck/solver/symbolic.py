@@ -39,6 +39,7 @@ from convcheck.fixedint import (
 U64 = 2**64
 
 WRAP = "value-changed"  # not UB: a narrowing or an unsigned wrap, C's value is not exact
+EXACT_DIFFERS = "exact-differs"  # an accepted call whose sizes exact arithmetic changes
 
 # The statuses of a site on a path.
 WITNESS = "witness"  # an input that reaches the site and misbehaves there
@@ -60,13 +61,19 @@ class Halt(Exception):
 
 
 class SymInt:
-    """A C integer as a term over the integers: the value the C variable holds."""
+    """A C integer as a term over the integers: the value the C variable holds.
 
-    __slots__ = ("term", "path")
+    ``ideal`` is the value the same expression has under ``Exact`` arithmetic (no wrap,
+    no narrowing): where the two differ at the end of a path, C's answer is not the
+    exact one (an ``overflow`` finding).
+    """
 
-    def __init__(self, term: z3.ArithRef, path: Path) -> None:
+    __slots__ = ("term", "path", "ideal")
+
+    def __init__(self, term: z3.ArithRef, path: Path, ideal: z3.ArithRef | None = None) -> None:
         self.term = term
         self.path = path
+        self.ideal = term if ideal is None else ideal
 
     def _compare(self, other, op) -> SymBool:
         right = other.term if isinstance(other, SymInt) else z3.IntVal(int(other))
@@ -254,33 +261,37 @@ class Symbolic(Arith):
     def _term(self, value):
         return value.term if isinstance(value, SymInt) else z3.IntVal(value)
 
+    def _ideal(self, value):
+        return value.ideal if isinstance(value, SymInt) else z3.IntVal(value)
+
     def _ub(self, site, kind, condition, exact=None, op="") -> None:
         if self.path.misbehaves(condition, (site, kind, exact, op), halting=True):
             raise Halt(site, kind)
 
-    def _result(self, site, text, term) -> SymInt:
-        value = SymInt(z3.simplify(term), self.path)
+    def _result(self, site, text, term, ideal) -> SymInt:
+        value = SymInt(z3.simplify(term), self.path, z3.simplify(ideal))
         self.trace.append(Op(site, text, value, ""))
         return value
 
-    def _exact(self, op, a, b):
-        x, y = self._term(a), self._term(b)
+    def _exact(self, op, a, b, of=None):
+        of = of or self._term
+        x, y = of(a), of(b)
         return {"add": x + y, "sub": x - y, "mul": x * y}[op]
 
     def _signed(self, site, op, a, b, bits):
         """``a op b`` in intN_t (N = ``bits``): outside its range is UB, and the end."""
         exact = self._exact(op, a, b)
         self._ub(site, SIGNED_OVERFLOW, z3.Not(_in(exact, *_RANGES[bits])), exact, op)
-        return self._result(site, f"{op}_i{bits}", exact)
+        return self._result(site, f"{op}_i{bits}", exact, self._exact(op, a, b, self._ideal))
 
-    def _modular(self, site, op, exact, low, high) -> SymInt:
+    def _modular(self, site, op, exact, low, high, ideal) -> SymInt:
         """C's value of ``exact`` in a type of range [low, high]: wrapped modulo its size.
 
         No fork: the modulo is the identity inside the range, and the solver handles a
         modulo by a constant as linear arithmetic.
         """
         self.path.misbehaves(z3.Not(_in(exact, low, high)), (site, WRAP, exact, op), False)
-        return self._result(site, op, (exact - low) % (high - low + 1) + low)
+        return self._result(site, op, (exact - low) % (high - low + 1) + low, ideal)
 
     def _divide(self, site, a, b, bits, rem):
         """C's ``/`` and ``%``, rounding toward zero; ``bits`` 0 for size_t operands."""
@@ -293,7 +304,8 @@ class Symbolic(Arith):
         y_negative = bool(SymBool(y < 0, self.path))
         magnitude = (-x if x_negative else x) / (-y if y_negative else y)
         quotient = -magnitude if x_negative != y_negative else magnitude
-        return self._result(site, "%" if rem else "/", x - y * quotient if rem else quotient)
+        term = x - y * quotient if rem else quotient
+        return self._result(site, "%" if rem else "/", term, _ideal_divide(a, b, rem, self))
 
     # -- signed ------------------------------------------------------------------------
     def add_i64(self, a, b, site):
@@ -334,13 +346,16 @@ class Symbolic(Arith):
 
     # -- unsigned ----------------------------------------------------------------------
     def add_u64(self, a, b, site):
-        return self._modular(site, "add", self._exact("add", a, b), 0, UINT64_MAX)
+        ideal = self._exact("add", a, b, self._ideal)
+        return self._modular(site, "add", self._exact("add", a, b), 0, UINT64_MAX, ideal)
 
     def sub_u64(self, a, b, site):
-        return self._modular(site, "sub", self._exact("sub", a, b), 0, UINT64_MAX)
+        ideal = self._exact("sub", a, b, self._ideal)
+        return self._modular(site, "sub", self._exact("sub", a, b), 0, UINT64_MAX, ideal)
 
     def mul_u64(self, a, b, site):
-        return self._modular(site, "mul", self._exact("mul", a, b), 0, UINT64_MAX)
+        ideal = self._exact("mul", a, b, self._ideal)
+        return self._modular(site, "mul", self._exact("mul", a, b), 0, UINT64_MAX, ideal)
 
     def div_u64(self, a, b, site):
         return self._divide(site, a, b, 0, rem=False)
@@ -350,18 +365,18 @@ class Symbolic(Arith):
 
     # -- conversions -------------------------------------------------------------------
     def i64_to_u64(self, a, site):
-        return self._modular(site, "convert", self._term(a), 0, UINT64_MAX)
+        return self._modular(site, "convert", self._term(a), 0, UINT64_MAX, self._ideal(a))
 
     def u64_to_i64(self, a, site):
-        return self._modular(site, "narrow", self._term(a), INT64_MIN, INT64_MAX)
+        return self._modular(site, "narrow", self._term(a), INT64_MIN, INT64_MAX, self._ideal(a))
 
     def narrow_i32(self, a, site):
-        return self._modular(site, "narrow", self._term(a), INT32_MIN, INT32_MAX)
+        return self._modular(site, "narrow", self._term(a), INT32_MIN, INT32_MAX, self._ideal(a))
 
     def mul_checked_i64(self, a, b, site):
         product = self._exact("mul", a, b)
         if SymBool(_in(product, INT64_MIN, INT64_MAX), self.path):
-            return self._result(site, "* (checked)", product)
+            return self._result(site, "* (checked)", product, self._exact("mul", a, b, self._ideal))
         return None
 
     # -- other undefined behaviour -------------------------------------------------------
@@ -370,3 +385,12 @@ class Symbolic(Arith):
 
     def out_of_bounds_read(self, site, length, end):
         self._ub(site, HEAP_OVERREAD, z3.BoolVal(True))
+
+
+def _ideal_divide(a, b, rem: bool, arith: Symbolic):
+    """``Exact``'s ``/`` and ``%``: toward zero, 0 for a zero divisor; no fork, it is only
+    asked about at the end of a path."""
+    x, y = arith._ideal(a), arith._ideal(b)
+    magnitude = z3.Abs(x) / z3.Abs(y)
+    quotient = z3.If((x < 0) == (y < 0), magnitude, -magnitude)
+    return z3.If(y == 0, 0, x - y * quotient if rem else quotient)
