@@ -16,11 +16,35 @@ import z3
 from convcheck.case import Case
 from convcheck.fixedint import INT32_MAX, INT32_MIN, INT64_MAX
 from convcheck.solver.explore import Shape, explore, shapes
+from convcheck.solver.prove import objectives
 
 # (edge, direction): the band is [edge, edge + SPAN] above, [edge - SPAN, edge] below.
 EDGES = ((INT32_MAX + 1, 1), (2**32, 1), (INT64_MAX + 1, 1), (-1, -1), (INT32_MIN - 1, -1))
 SPAN = 2**8
 _BANDED = ("add", "sub", "mul", "narrow", "convert")
+
+
+def _nearest(inputs, query, edge, low, high, timeout_ms) -> z3.ModelRef | None:
+    """The value on the edge (else in the band), every other size 1 or 0 where it can be.
+
+    On the edge and small is what a narrowing kernel trips on: with ``groups * w.size(1)``
+    = 2^32 and a bias of length 0, a kernel that computes the product in int32 sees 0 and
+    accepts what the model rejects.
+    """
+    for band in (query.exact == edge, z3.And(query.exact >= low, query.exact <= high)):
+        opt = z3.Optimize()
+        opt.set("timeout", timeout_ms)
+        opt.add(*inputs.domain, *query.decisions, band)
+        for objective in objectives(inputs):
+            opt.minimize(objective)
+        if opt.check() == z3.sat:
+            return opt.model()
+        solver = z3.Solver()  # Optimize ran out of time: any input in the band will do
+        solver.set("timeout", timeout_ms)
+        solver.add(*inputs.domain, *query.decisions, band)
+        if solver.check() == z3.sat:
+            return solver.model()
+    return None
 
 
 def band_cases(
@@ -44,10 +68,8 @@ def band_cases(
                     if (q.site, edge) in solved:
                         continue
                     low, high = (edge, edge + SPAN) if direction > 0 else (edge - SPAN, edge)
-                    solver = z3.Solver()
-                    solver.set("timeout", timeout_ms)
-                    solver.add(*path.inputs.domain, *q.decisions, q.exact >= low, q.exact <= high)
-                    if solver.check() == z3.sat:
+                    found = _nearest(path.inputs, q, edge, low, high, timeout_ms)
+                    if found is not None:
                         solved.add((q.site, edge))
-                        cases.append(path.inputs.concrete_case(solver.model()))
+                        cases.append(path.inputs.concrete_case(found))
     return cases

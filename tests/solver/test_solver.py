@@ -7,7 +7,8 @@ import pytest
 pytest.importorskip("z3")
 
 from convcheck import cli, model  # noqa: E402
-from convcheck.fixedint import DIVISION_BY_ZERO, SIGNED_OVERFLOW  # noqa: E402
+from convcheck.fixedint import DIVISION_BY_ZERO, SIGNED_OVERFLOW, Wrapping  # noqa: E402
+from convcheck.model._kernel import run_steps  # noqa: E402
 from convcheck.solver import band_cases, prove  # noqa: E402
 from convcheck.solver.explore import Shape  # noqa: E402
 from convcheck.solver.symbolic import PROVEN, WITNESS  # noqa: E402
@@ -57,10 +58,28 @@ def test_current_has_no_undefined_behaviour_in_one_dimension():
     assert [s.site for s in undefined if s.status != PROVEN] == []
 
 
-def test_band_cases_reach_past_the_int32_edge():
-    cases = band_cases("current", only=[Shape(3, True, "float32")])
-    products = [c.groups * c.weight.sizes[1] for c in cases]
-    assert any(2**31 <= p <= 2**31 + 2**8 for p in products)
+class _NarrowedBiasProduct(Wrapping):
+    """A mutant kernel's arithmetic: ``groups * w.size(1)`` of the bias check in int32."""
+
+    def mul_i64(self, a, b, site):
+        if site == "bias.groups_mul":
+            return self.mul_i32(a, b, site)
+        return super().mul_i64(a, b, site)
+
+
+@pytest.mark.parametrize("rank", [3, 4])
+def test_band_cases_kill_a_kernel_that_narrows_the_bias_product(rank):
+    """The issue's mutant: sampling meets it ~13 times per million cases; a band case is
+    built to meet it. Killed means the mutant answers differently from the model."""
+    module = model.revision_module("current")
+    cases = band_cases("current", only=[Shape(rank, True, "float32")])
+    killed = [
+        c
+        for c in cases
+        if run_steps(c, "current", module.STEPS, module.LOOP_STEPS, _NarrowedBiasProduct()).outcome
+        != model.run(c, "current").outcome
+    ]
+    assert killed
 
 
 def test_prove_rejects_an_unknown_revision():
