@@ -129,7 +129,7 @@ def prove(
     for key, (inputs, query) in first.items():
         report = sites[key]
         clock = time.monotonic()
-        found = minimal_witness(inputs, query, timeout_ms * 5) if minimise else None
+        found = minimal_witness(inputs, query, timeout_ms * 4) if minimise else None
         report.witness = inputs.concrete_case(found or query.witness)
         report.witness_path = describe_path(inputs.shape, query.prefix)
         report.agrees = misbehaves_at(report.witness, revision, query.site, query.kind)
@@ -156,7 +156,8 @@ def minimal_witness(inputs: Inputs, query: SiteQuery, timeout_ms: int) -> z3.Mod
     """The witness a person would write; None when ``Optimize`` runs out of time."""
     for size_bound, value_bound in _TIERS:
         opt = z3.Optimize()
-        opt.set("timeout", timeout_ms)
+        # The bounded tiers answer fast or not at all; the last one gets the time.
+        opt.set("timeout", timeout_ms if value_bound is None and size_bound is None else 2000)
         opt.add(*inputs.domain, *query.decisions, query.condition)
         if size_bound is not None:
             opt.add(*(s <= size_bound for terms in inputs.sizes.values() for s in terms))
