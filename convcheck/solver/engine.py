@@ -12,13 +12,13 @@ from convcheck.solver.prove import prove
 SOLVING_SHARE = 0.6
 
 
-def solver_cases(revision: str, seconds: float) -> list:
-    """Every witness, then every band case, found within ``seconds``."""
+def solver_cases(revision: str, seconds: float | None = None, only=None) -> list:
+    """Every witness, then every band case, found within ``seconds`` (None: all)."""
     started = time.monotonic()
-    ordered = sorted(shapes(revision), key=lambda s: s.rank)
-    report = prove(revision, seconds / 2, ordered)
+    ordered = sorted(only or shapes(revision), key=lambda s: s.rank)
+    report = prove(revision, None if seconds is None else seconds / 2, ordered)
     cases = [s.witness for s in report.sites if s.witness is not None]
-    left = max(0.0, seconds - (time.monotonic() - started))
+    left = None if seconds is None else max(0.0, seconds - (time.monotonic() - started))
     return cases + band_cases(revision, left, ordered)
 
 

@@ -105,3 +105,13 @@ def test_legacy_witnesses_cover_every_crash_overflow_and_ordering_class():
         if any(sig[0] in ("crash", "overflow", "ordering") for sig in signatures)
     }
     assert wanted - found == set()
+
+
+def test_solver_cases_hold_the_witnesses():
+    """What solver_engine submits first: the witnesses (groups = 0 among them)."""
+    from convcheck.solver import solver_cases
+
+    cases = solver_cases("legacy", only=[Shape(3, False, None)])
+    assert any(c.groups == 0 for c in cases)
+    witnesses = [c for c in cases if model.classify(c, "legacy")[2]]
+    assert len(witnesses) >= 3
