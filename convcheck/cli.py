@@ -236,12 +236,27 @@ def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
         with _engine(args, use_torch=False) as engine:
             corpus_dir = Path(args.corpus) if args.corpus else None
             judge_witnesses(report, engine, corpus_dir, _meta(args))
+    differ = []
+    if args.against:
+        from convcheck.solver.revisions import disagreements
+
+        differ = disagreements(
+            args.revision, model.revision_module(args.against) and args.against, only
+        )
     if args.json:
-        stdout.write(json.dumps(report.to_json()) + "\n")
+        data = report.to_json()
+        data["against"] = [
+            {"kind": d.kind, "check": d.check, "path": d.path, "witness": d.witness.to_json()}
+            for d in differ
+        ]
+        stdout.write(json.dumps(data) + "\n")
     else:
         stdout.write(format_report(report) + "\n")
+        for d in differ:
+            stdout.write(f"{args.revision} vs {args.against}: {d.describe()}\n")
+            stdout.write(f"         witness: {json.dumps(d.witness.to_json())}\n")
     all_proven = report.complete and all(s.status == "proven" for s in report.sites)
-    return OK if all_proven else FOUND
+    return OK if all_proven and not differ else FOUND
 
 
 def cmd_build(args, stdout: TextIO, stderr: TextIO) -> int:
@@ -372,6 +387,11 @@ def _parser() -> _Parser:
         "--rank", type=int, action="append", choices=(3, 4, 5), help="only this input rank"
     )
     prove.add_argument("--no-judge", action="store_true", help="leave the native kernel out")
+    prove.add_argument(
+        "--against",
+        choices=sorted(model.REVISIONS),
+        help="also solve for calls one revision accepts and this one rejects, or the reverse",
+    )
     prove.set_defaults(func=cmd_prove)
 
     build = sub.add_parser("build", help="build the embedded kernel, sanitized and plain")

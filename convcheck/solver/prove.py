@@ -154,11 +154,16 @@ _TIERS = ((3, 3), (3, None), (None, None))  # (largest size, largest |arg - natu
 
 def minimal_witness(inputs: Inputs, query: SiteQuery, timeout_ms: int) -> z3.ModelRef | None:
     """The witness a person would write; None when ``Optimize`` runs out of time."""
+    return minimal_witness_of(inputs, query.decisions, query.condition, timeout_ms)
+
+
+def minimal_witness_of(inputs: Inputs, decisions, condition, timeout_ms: int):
+    """The smallest input taking ``decisions`` and meeting ``condition``, tier by tier."""
     for size_bound, value_bound in _TIERS:
         opt = z3.Optimize()
         # The bounded tiers answer fast or not at all; the last one gets the time.
         opt.set("timeout", timeout_ms if value_bound is None and size_bound is None else 2000)
-        opt.add(*inputs.domain, *query.decisions, query.condition)
+        opt.add(*inputs.domain, *decisions, condition)
         if size_bound is not None:
             opt.add(*(s <= size_bound for terms in inputs.sizes.values() for s in terms))
         if value_bound is not None:

@@ -115,3 +115,14 @@ def test_solver_cases_hold_the_witnesses():
     assert any(c.groups == 0 for c in cases)
     witnesses = [c for c in cases if model.classify(c, "legacy")[2]]
     assert len(witnesses) >= 3
+
+
+def test_legacy_accepting_negative_groups_is_solved():
+    """Sampling never produced it in four campaigns; legacy run against current finds it."""
+    from convcheck.solver.revisions import disagreements
+
+    found = {(d.kind, d.check): d.witness for d in disagreements(only=[Shape(3, False, None)])}
+    w = found[("missing-check", "groups.nonpos")]
+    assert w.groups < 0
+    assert model.run(w, "legacy").outcome.verdict == "accept"
+    assert model.run(w, "current").outcome.check == "groups.nonpos"
