@@ -233,9 +233,9 @@ def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
     only = [s for s in shapes(args.revision) if not args.rank or s.rank in args.rank]
     report = prove(args.revision, args.time, only)
     if not args.no_judge:
-        with _engine(args, use_torch=False) as engine:
+        with _open_judges(args, use_torch=False) as judges:
             corpus_dir = Path(args.corpus) if args.corpus else None
-            judge_witnesses(report, engine, corpus_dir, _meta(args))
+            judge_witnesses(report, judges, corpus_dir, _meta(args))
     differ = []
     if args.against:
         from convcheck.solver.revisions import disagreements
@@ -381,7 +381,11 @@ def _parser() -> _Parser:
     prove = sub.add_parser("prove", help="solve every arithmetic site of the model")
     _judges(prove, torch_flag=False)
     prove.add_argument("--json", action="store_true")
-    prove.add_argument("--time", type=_seconds, help="seconds of exploration (default: all)")
+    prove.add_argument(
+        "--time",
+        type=_checked("time", float, check_seconds),
+        help="seconds of exploration (default: all)",
+    )
     prove.add_argument("--corpus", help="write the witnesses' findings to this folder")
     prove.add_argument(
         "--rank", type=int, action="append", choices=(3, 4, 5), help="only this input rank"

@@ -2,12 +2,13 @@
 
 ``prove(revision)`` explores every path of every shape of call and gives each arithmetic
 site a status (witness, proven, unknown); ``band_cases(revision)`` gives the calls whose
-exact intermediate values sit just past the C width limits; ``solver_engine`` feeds both
-to a campaign before sampling. docs/solver.md says what "proven" means.
+exact intermediate values sit just past the C width limits; the solver engine
+(``convcheck.solver.engine.explore``) feeds both to a campaign before sampling.
+docs/solver.md says what "proven" means.
 """
 
 from convcheck.solver.bands import band_cases
-from convcheck.solver.engine import solver_cases, solver_engine
+from convcheck.solver.engine import solver_cases
 from convcheck.solver.prove import (
     ProofReport,
     SiteReport,
@@ -24,5 +25,4 @@ __all__ = [
     "judge_witnesses",
     "prove",
     "solver_cases",
-    "solver_engine",
 ]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import z3
 
 from convcheck import model
-from convcheck.case import Case, TensorSpec
+from convcheck.case import Case, TensorSpec, contiguous_order
 from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN
 from convcheck.model._kernel import ModelRun, run_steps
 from convcheck.outcome import ACCEPT
@@ -66,6 +66,38 @@ def shapes(revision: str) -> list[Shape]:
     ]
 
 
+@dataclass(frozen=True)
+class SymbolicTensor:
+    """What the model reads of a tensor (a ``TensorSpec`` holds only concrete sizes)."""
+
+    sizes: tuple
+    dtype: str = "float32"
+
+    @property
+    def rank(self) -> int:
+        return len(self.sizes)
+
+    @property
+    def order(self) -> tuple[int, ...]:
+        return contiguous_order(self.rank)
+
+
+@dataclass(frozen=True)
+class SymbolicCase:
+    """What the model reads of a call: a ``Case`` with symbolic integers."""
+
+    input: SymbolicTensor
+    weight: SymbolicTensor
+    bias: SymbolicTensor | None
+    out: SymbolicTensor
+    stride: tuple
+    padding: tuple
+    dilation: tuple
+    transposed: bool
+    output_padding: tuple
+    groups: SymInt
+
+
 @dataclass
 class Inputs:
     """The symbolic variables of one shape, with their names and domains."""
@@ -95,22 +127,22 @@ class Inputs:
     def terms(self) -> list[z3.ArithRef]:
         return [t for group in (self.sizes, self.ints) for terms in group.values() for t in terms]
 
-    def symbolic_case(self, path: Path) -> Case:
+    def symbolic_case(self, path: Path) -> SymbolicCase:
         def sym(term):
             return SymInt(term, path)
 
         def tensor(name):
-            return TensorSpec(tuple(sym(s) for s in self.sizes[name]))
+            return SymbolicTensor(tuple(sym(s) for s in self.sizes[name]))
 
         shape = self.shape
         bias = None
         if shape.bias is not None:
-            bias = TensorSpec((sym(self.sizes["bias"][0]),), shape.bias)
-        return Case(
+            bias = SymbolicTensor((sym(self.sizes["bias"][0]),), shape.bias)
+        return SymbolicCase(
             input=tensor("input"),
             weight=tensor("weight"),
             bias=bias,
-            out=TensorSpec((1,) * shape.rank),
+            out=SymbolicTensor((1,) * shape.rank),
             transposed=shape.transposed,
             groups=sym(self.ints["groups"][0]),
             **{name: tuple(sym(t) for t in self.ints[name]) for name in _LISTS},

@@ -193,7 +193,7 @@ def misbehaves_at(case: Case, revision: str, site: str, kind: str) -> bool:
     return event is not None and (event.site, event.kind) == (site, kind)
 
 
-def judge_witnesses(report: ProofReport, engine, corpus_dir=None, meta=None) -> None:
+def judge_witnesses(report: ProofReport, judges, corpus_dir=None, meta=None) -> None:
     """Every witness through the judges; its findings go to the corpus like any other.
 
     An undefined-behaviour witness is confirmed when the sanitized kernel crashes with the
@@ -206,8 +206,8 @@ def judge_witnesses(report: ProofReport, engine, corpus_dir=None, meta=None) -> 
     known = set()
     if corpus_dir is not None and corpus_dir.is_dir():
         known = {e.key for e in corpus.load_all(corpus_dir)}
-    for site, judgement in zip(reports, engine.judge([s.witness for s in reports]), strict=True):
-        found = engine.findings(judgement)
+    for site, judgement in zip(reports, judges.judge([s.witness for s in reports]), strict=True):
+        found = judges.findings(judgement)
         kernel = judgement.kernel
         if site.undefined:
             expected = model.NATIVE_CRASH_KIND[site.kind]
@@ -220,12 +220,12 @@ def judge_witnesses(report: ProofReport, engine, corpus_dir=None, meta=None) -> 
             site.judged = "findings: " + ("; ".join(f.key for f in found) or "none")
         for finding in found:
             if corpus_dir is not None and finding.key not in known:
-                corpus.write(corpus_dir, finding, engine.revision, engine.target, meta or {})
+                corpus.write(corpus_dir, finding, judges.revision, judges.target, meta or {})
                 known.add(finding.key)
 
 
 def format_report(report: ProofReport) -> str:
-    from convcheck.engine import describe_case
+    from convcheck.report import describe_case
 
     lines = []
     for s in report.sites:

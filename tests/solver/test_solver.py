@@ -91,14 +91,14 @@ def test_prove_rejects_an_unknown_revision():
 def test_legacy_witnesses_cover_every_crash_overflow_and_ordering_class():
     """The done-when of the solver: each such class of known_bugs has a witness from prove,
     as the judges (model and sanitized kernel) classify it."""
-    from convcheck.engine import Engine
+    from convcheck.judges import Judges
     from convcheck.known_bugs import LEGACY_BUG_CLASSES, bug_class
     from convcheck.solver.explore import shapes
 
     report = prove("legacy", only=[s for s in shapes("legacy") if s.rank == 3])
     witnesses = [s.witness for s in report.sites if s.witness is not None]
-    with Engine("legacy", use_torch=False) as engine:
-        found = {bug_class(f.signature) for fs in engine.evaluate(witnesses) for f in fs}
+    with Judges("legacy", use_torch=False) as judges:
+        found = {bug_class(f.signature) for fs in judges.evaluate(witnesses) for f in fs}
     wanted = {
         name
         for name, signatures in LEGACY_BUG_CLASSES.items()
@@ -107,14 +107,35 @@ def test_legacy_witnesses_cover_every_crash_overflow_and_ordering_class():
     assert wanted - found == set()
 
 
-def test_solver_cases_hold_the_witnesses():
-    """What solver_engine submits first: the witnesses (groups = 0 among them)."""
-    from convcheck.solver import solver_cases
+class _CaseBudget:
+    """A campaign as an engine sees it, with a budget of cases and no judges."""
 
-    cases = solver_cases("legacy", only=[Shape(3, False, None)])
-    assert any(c.groups == 0 for c in cases)
-    witnesses = [c for c in cases if model.classify(c, "legacy")[2]]
-    assert len(witnesses) >= 3
+    def __init__(self, cases: int) -> None:
+        self.judges = type("J", (), {"revision": "legacy"})()
+        self.left = cases
+        self.batches: list[list] = []
+
+    @property
+    def exhausted(self) -> bool:
+        return self.left <= 0
+
+    def room(self, wanted: int) -> int:
+        return min(wanted, self.left)
+
+    def submit(self, cases) -> None:
+        self.batches.append(list(cases))
+        self.left -= len(cases)
+
+
+def test_solver_engine_submits_witnesses_before_sampling():
+    from convcheck.solver.engine import explore
+
+    campaign = _CaseBudget(cases=1000)
+    explore(campaign, seed=0)
+    first = campaign.batches[0]
+    assert any(c.groups == 0 for c in first)  # the division-by-zero witness
+    assert any(c.groups == 2**62 for c in first)  # the groups overflow witness
+    assert sum(len(b) for b in campaign.batches) == 1000  # then sampling, to the budget
 
 
 def test_legacy_accepting_negative_groups_is_solved():
