@@ -36,8 +36,6 @@ from convcheck.fixedint import (
     Op,
 )
 
-U64 = 2**64
-
 WRAP = "value-changed"  # not UB: a narrowing or an unsigned wrap, C's value is not exact
 EXACT_DIFFERS = "exact-differs"  # an accepted call whose sizes exact arithmetic changes
 
