@@ -238,6 +238,40 @@ def cmd_ci(args, stdout: TextIO, stderr: TextIO) -> int:
     return OK
 
 
+def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
+    """Every site of the model solved: exit 0 all proven, 1 a witness or an unknown."""
+    from convcheck.solver import format_report, judge_witnesses, prove
+    from convcheck.solver.explore import shapes
+
+    only = [s for s in shapes(args.revision) if not args.rank or s.rank in args.rank]
+    report = prove(args.revision, args.time, only)
+    if not args.no_judge:
+        with _open_judges(args, use_torch=False) as judges:
+            corpus_dir = Path(args.corpus) if args.corpus else None
+            judge_witnesses(report, judges, corpus_dir, _meta(args))
+    differ = []
+    if args.against:
+        from convcheck.solver.revisions import disagreements
+
+        differ = disagreements(
+            args.revision, model.revision_module(args.against) and args.against, only
+        )
+    if args.json:
+        data = report.to_json()
+        data["against"] = [
+            {"kind": d.kind, "check": d.check, "path": d.path, "witness": d.witness.to_json()}
+            for d in differ
+        ]
+        stdout.write(json.dumps(data) + "\n")
+    else:
+        stdout.write(format_report(report) + "\n")
+        for d in differ:
+            stdout.write(f"{args.revision} vs {args.against}: {d.describe()}\n")
+            stdout.write(f"         witness: {json.dumps(d.witness.to_json())}\n")
+    all_proven = report.complete and all(s.status == "proven" for s in report.sites)
+    return OK if all_proven and not differ else FOUND
+
+
 def cmd_build(args, stdout: TextIO, stderr: TextIO) -> int:
     from convcheck.native.build import build_library
 
@@ -362,6 +396,26 @@ def _parser() -> _Parser:
     ci.add_argument("--corpus", default="corpus", help="the corpus to replay (default corpus/)")
     ci.add_argument("--results", default="results", help="JUnit, SARIF and new findings go here")
     ci.set_defaults(func=cmd_ci)
+
+    prove = sub.add_parser("prove", help="solve every arithmetic site of the model")
+    _judges(prove, torch_flag=False)
+    prove.add_argument("--json", action="store_true")
+    prove.add_argument(
+        "--time",
+        type=_checked("time", float, check_seconds),
+        help="seconds of exploration (default: all)",
+    )
+    prove.add_argument("--corpus", help="write the witnesses' findings to this folder")
+    prove.add_argument(
+        "--rank", type=int, action="append", choices=(3, 4, 5), help="only this input rank"
+    )
+    prove.add_argument("--no-judge", action="store_true", help="leave the native kernel out")
+    prove.add_argument(
+        "--against",
+        choices=sorted(model.REVISIONS),
+        help="also solve for calls one revision accepts and this one rejects, or the reverse",
+    )
+    prove.set_defaults(func=cmd_prove)
 
     build = sub.add_parser("build", help="build the embedded kernel, sanitized and plain")
     build.set_defaults(func=cmd_build)

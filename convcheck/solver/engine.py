@@ -1,0 +1,33 @@
+"""The solver as a campaign engine: witnesses and band cases first, then sampling.
+
+``explore(campaign, seed)`` has the shape of every engine in ``convcheck.engines``; its
+registry line would be ``"solver": Provider("convcheck.solver.engine", needs="z3",
+extra="solver")``. The solving is of the 1-D calls only, with no time limit, so a case
+budget with a seed gives the same campaign anywhere; witnesses are smallest there.
+"""
+
+from __future__ import annotations
+
+from convcheck.engines import random as random_engine
+from convcheck.solver.bands import band_cases
+from convcheck.solver.explore import shapes
+from convcheck.solver.prove import prove
+
+SOLVED_RANK = 3
+
+
+def solver_cases(revision: str, seconds: float | None = None, only=None) -> list:
+    """Every witness, then every band case (within ``seconds`` when given)."""
+    ordered = only or [s for s in shapes(revision) if s.rank == SOLVED_RANK]
+    report = prove(revision, None if seconds is None else seconds / 2, ordered)
+    cases = [s.witness for s in report.sites if s.witness is not None]
+    return cases + band_cases(revision, None if seconds is None else seconds / 2, ordered)
+
+
+def explore(campaign, seed: int) -> None:
+    cases = solver_cases(campaign.judges.revision)
+    while cases and not campaign.exhausted:
+        n = campaign.room(len(cases))
+        campaign.submit(cases[:n])
+        cases = cases[n:]
+    random_engine.explore(campaign, seed)

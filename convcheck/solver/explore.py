@@ -1,0 +1,230 @@
+"""Every path of a revision's steps, for every shape of call: the sites each path meets.
+
+What is symbolic and what is enumerated. The integers a call carries are symbolic: every
+size (0..2^31-1) and every int64 argument (stride, padding, dilation, output_padding
+elements, groups). The structure is enumerated concretely, because the model branches on
+it in plain Python and it has few values that matter: the rank (3, 4, and 5 where the
+revision accepts it), transposed or not, and the bias (absent, a real dtype, bool).
+Parameter lists have one element per spatial dim: a list of length 1 applies its one
+value to every dim, which is the same arithmetic with the elements equal, so it adds no
+path; other lengths, dtype mismatches, non-contiguous dim orders and a bool input are
+rejected before any arithmetic, or (bool input) just before the loops, and add no site.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import z3
+
+from convcheck import model
+from convcheck.case import Case, TensorSpec, contiguous_order
+from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN
+from convcheck.model._kernel import ModelRun, run_steps
+from convcheck.outcome import ACCEPT
+from convcheck.solver.symbolic import (
+    EXACT_DIFFERS,
+    Halt,
+    Path,
+    Pending,
+    SiteQuery,
+    Symbolic,
+    SymInt,
+)
+
+# Where an input that passes a check has no bias, transposed or spatial dims to spare,
+# the witness is easier to read: configurations go simplest first.
+BIAS_KINDS = (None, "float32", "bool")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The concrete part of a call: the solver makes the rest."""
+
+    rank: int
+    transposed: bool
+    bias: str | None  # None, or the bias dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.rank - 2
+
+    def describe(self) -> str:
+        bias = "no bias" if self.bias is None else f"{self.bias} bias"
+        kind = "transposed" if self.transposed else "regular"
+        return f"rank {self.rank} {kind}, {bias}"
+
+
+def shapes(revision: str) -> list[Shape]:
+    ranks = (3, 4, 5) if revision != "legacy" else (3, 4)
+    return [
+        Shape(rank, transposed, bias)
+        for rank in ranks
+        for bias in BIAS_KINDS
+        for transposed in (False, True)
+    ]
+
+
+@dataclass(frozen=True)
+class SymbolicTensor:
+    """What the model reads of a tensor (a ``TensorSpec`` holds only concrete sizes)."""
+
+    sizes: tuple
+    dtype: str = "float32"
+
+    @property
+    def rank(self) -> int:
+        return len(self.sizes)
+
+    @property
+    def order(self) -> tuple[int, ...]:
+        return contiguous_order(self.rank)
+
+
+@dataclass(frozen=True)
+class SymbolicCase:
+    """What the model reads of a call: a ``Case`` with symbolic integers."""
+
+    input: SymbolicTensor
+    weight: SymbolicTensor
+    bias: SymbolicTensor | None
+    out: SymbolicTensor
+    stride: tuple
+    padding: tuple
+    dilation: tuple
+    transposed: bool
+    output_padding: tuple
+    groups: SymInt
+
+
+@dataclass
+class Inputs:
+    """The symbolic variables of one shape, with their names and domains."""
+
+    shape: Shape
+    sizes: dict[str, list[z3.ArithRef]]  # tensor name -> size terms
+    ints: dict[str, list[z3.ArithRef]]  # argument name -> element terms (groups: one)
+    domain: list[z3.BoolRef]
+
+    @classmethod
+    def of(cls, shape: Shape) -> Inputs:
+        n = shape.ndim
+        sizes = {
+            "input": [z3.Int(f"input.sizes[{i}]") for i in range(shape.rank)],
+            "weight": [z3.Int(f"weight.sizes[{i}]") for i in range(shape.rank)],
+        }
+        if shape.bias is not None:
+            sizes["bias"] = [z3.Int("bias.sizes[0]")]
+        ints = {name: [z3.Int(f"{name}[{i}]") for i in range(n)] for name in _LISTS}
+        if not shape.transposed:
+            ints["output_padding"] = []  # a regular convolution never reads it
+        ints["groups"] = [z3.Int("groups")]
+        domain = [z3.And(s >= 0, s <= INT32_MAX) for terms in sizes.values() for s in terms]
+        domain += [z3.And(v >= INT64_MIN, v <= INT64_MAX) for terms in ints.values() for v in terms]
+        return cls(shape, sizes, ints, domain)
+
+    def terms(self) -> list[z3.ArithRef]:
+        return [t for group in (self.sizes, self.ints) for terms in group.values() for t in terms]
+
+    def symbolic_case(self, path: Path) -> SymbolicCase:
+        def sym(term):
+            return SymInt(term, path)
+
+        def tensor(name):
+            return SymbolicTensor(tuple(sym(s) for s in self.sizes[name]))
+
+        shape = self.shape
+        bias = None
+        if shape.bias is not None:
+            bias = SymbolicTensor((sym(self.sizes["bias"][0]),), shape.bias)
+        return SymbolicCase(
+            input=tensor("input"),
+            weight=tensor("weight"),
+            bias=bias,
+            out=SymbolicTensor((1,) * shape.rank),
+            transposed=shape.transposed,
+            groups=sym(self.ints["groups"][0]),
+            **{name: tuple(sym(t) for t in self.ints[name]) for name in _LISTS},
+        )
+
+    def concrete_case(self, m: z3.ModelRef) -> Case:
+        """The call an assignment of the variables stands for."""
+
+        def value(term):
+            return m.eval(term, model_completion=True).as_long()
+
+        shape = self.shape
+        bias = None
+        if shape.bias is not None:
+            bias = TensorSpec((value(self.sizes["bias"][0]),), shape.bias)
+        output_padding = self.ints["output_padding"] or [z3.IntVal(0)] * shape.ndim
+        lists = {name: tuple(value(t) for t in self.ints[name]) for name in _LISTS}
+        lists["output_padding"] = tuple(value(t) for t in output_padding)
+        return Case(
+            input=TensorSpec(tuple(value(s) for s in self.sizes["input"])),
+            weight=TensorSpec(tuple(value(s) for s in self.sizes["weight"])),
+            bias=bias,
+            out=TensorSpec((1,) * shape.rank),
+            transposed=shape.transposed,
+            groups=value(self.ints["groups"][0]),
+            **lists,
+        )
+
+
+_LISTS = ("stride", "padding", "dilation", "output_padding")
+
+
+@dataclass
+class PathResult:
+    """One explored path: its branch choices, its site queries, and how it ended."""
+
+    inputs: Inputs
+    taken: tuple[bool, ...]
+    queries: list[SiteQuery]
+    run: ModelRun | None  # None when the path ended in undefined behaviour
+    halt: Halt | None
+    unknown_branches: int
+
+    def describe(self) -> str:
+        return describe_path(self.inputs.shape, self.taken)
+
+
+def describe_path(shape: Shape, taken: tuple[bool, ...]) -> str:
+    return f"{shape.describe()}, branches {''.join('TF'[not t] for t in taken) or '-'}"
+
+
+def ask_exact_differs(path: Path, run: ModelRun, shape: Shape) -> None:
+    """At an accepting path's end: can exact arithmetic give other sizes than C's?"""
+    sizes = [s for s in run.outcome.out_sizes if isinstance(s, SymInt)]
+    differs = z3.Or([s.term != s.ideal for s in sizes]) if sizes else z3.BoolVal(False)
+    kind = "transposed" if shape.transposed else "regular"
+    path.misbehaves(differs, (f"accepted.out_sizes ({kind})", EXACT_DIFFERS, None, ""), False)
+
+
+def explore(
+    revision: str, shape: Shape, timeout_ms: int = 2000, max_paths: int = 100_000
+) -> Iterator[PathResult]:
+    """Run the revision's steps once per feasible path of ``shape``, depth first."""
+    module = model.revision_module(revision)
+    inputs = Inputs.of(shape)
+    seed = z3.Solver()
+    seed.add(*inputs.domain)
+    seed.check()
+    stack = [Pending((), seed.model())]
+    count = 0
+    while stack and count < max_paths:
+        pending = stack.pop()
+        path = Path(inputs.domain, pending.prefix, pending.model, timeout_ms)
+        case = inputs.symbolic_case(path)
+        run, halt = None, None
+        try:
+            run = run_steps(case, revision, module.STEPS, module.LOOP_STEPS, Symbolic(path))
+        except Halt as h:
+            halt = h
+        if run is not None and run.outcome.verdict == ACCEPT:
+            ask_exact_differs(path, run, shape)
+        count += 1
+        yield PathResult(inputs, tuple(path.taken), path.queries, run, halt, path.unknown_branches)
+        # Depth first: the branch found last is nearest the leaf.
+        stack.extend(path.pending)

@@ -1,0 +1,251 @@
+"""``prove``: every site of a revision, on every path that reaches it, solved.
+
+Each site query of each explored path (``symbolic.SiteQuery``) has a status: a witness
+input, proven impossible, or unknown. Per site, the report keeps every path's status and
+one witness, minimised the way a person would write it: the simplest shape first (the
+shapes come simplest first), then z3 ``Optimize`` for the fewest elements (sizes 1, then
+0, then small) and then the smallest arguments (distance from stride 1, padding 0,
+dilation 1, output_padding 0, groups 1).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import z3
+
+from convcheck import model
+from convcheck.case import Case
+from convcheck.solver.explore import Inputs, Shape, describe_path, explore, shapes
+from convcheck.solver.symbolic import EXACT_DIFFERS, PROVEN, UNKNOWN, WITNESS, WRAP, SiteQuery
+
+# The value of an argument a person writes when it does not matter.
+_NATURAL = {"stride": 1, "padding": 0, "dilation": 1, "output_padding": 0, "groups": 1}
+# A worse status wins when a site's paths are summed up.
+_RANK = {PROVEN: 0, UNKNOWN: 1, WITNESS: 2}
+
+
+@dataclass
+class PathStatus:
+    path: str
+    status: str
+
+
+@dataclass
+class SiteReport:
+    """One site and one kind of misbehaviour, over every path that reaches it."""
+
+    site: str
+    kind: str  # a fixedint UB kind, or "value-changed" (a narrowing or unsigned wrap)
+    paths: list[PathStatus] = field(default_factory=list)
+    witness: Case | None = None
+    witness_path: str = ""
+    agrees: bool | None = None  # does the concrete model misbehave at the site too?
+    judged: str = ""  # what the judges found on the witness
+    seconds: float = 0.0
+
+    @property
+    def status(self) -> str:
+        return max((p.status for p in self.paths), key=_RANK.__getitem__, default=PROVEN)
+
+    @property
+    def undefined(self) -> bool:
+        return self.kind not in (WRAP, EXACT_DIFFERS)
+
+    def to_json(self) -> dict:
+        return {
+            "site": self.site,
+            "kind": self.kind,
+            "status": self.status,
+            "paths": [{"path": p.path, "status": p.status} for p in self.paths],
+            "witness": None if self.witness is None else self.witness.to_json(),
+            "witness_path": self.witness_path,
+            "model_agrees": self.agrees,
+            "judged": self.judged,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass
+class ProofReport:
+    revision: str
+    sites: list[SiteReport]
+    paths: int
+    shapes_done: int
+    shapes_total: int
+    seconds: float
+
+    @property
+    def complete(self) -> bool:
+        return self.shapes_done == self.shapes_total
+
+    def count(self, status: str, undefined_only: bool = False) -> int:
+        return sum(s.status == status and (s.undefined or not undefined_only) for s in self.sites)
+
+    def to_json(self) -> dict:
+        return {
+            "revision": self.revision,
+            "paths": self.paths,
+            "shapes": {"explored": self.shapes_done, "total": self.shapes_total},
+            "seconds": round(self.seconds, 3),
+            "sites": [s.to_json() for s in self.sites],
+        }
+
+
+def prove(
+    revision: str,
+    seconds: float | None = None,
+    only: list[Shape] | None = None,
+    timeout_ms: int = 2000,
+    minimise: bool = True,
+) -> ProofReport:
+    """Explore every shape (or ``only``) until ``seconds``; one report per site and kind."""
+    started = time.monotonic()
+    todo = only if only is not None else shapes(revision)
+    sites: dict[tuple[str, str], SiteReport] = {}
+    first: dict[tuple[str, str], tuple[Inputs, SiteQuery]] = {}
+    seen: set[tuple] = set()
+    paths = done = 0
+    for shape in todo:
+        if seconds is not None and time.monotonic() - started > seconds:
+            break
+        for path in explore(revision, shape, timeout_ms):
+            paths += 1
+            for q in path.queries:
+                key = (shape, q.prefix, q.site, q.kind)
+                if key in seen:
+                    continue
+                seen.add(key)
+                report = sites.setdefault((q.site, q.kind), SiteReport(q.site, q.kind))
+                report.paths.append(PathStatus(describe_path(shape, q.prefix), q.status))
+                if q.status == WITNESS and (q.site, q.kind) not in first:
+                    first[(q.site, q.kind)] = (path.inputs, q)
+            if path.unknown_branches:
+                report = sites.setdefault(("(branch)", UNKNOWN), SiteReport("(branch)", UNKNOWN))
+                report.paths.append(PathStatus(path.describe(), UNKNOWN))
+        else:
+            done += 1
+    for key, (inputs, query) in first.items():
+        report = sites[key]
+        clock = time.monotonic()
+        found = minimal_witness(inputs, query, timeout_ms * 4) if minimise else None
+        report.witness = inputs.concrete_case(found or query.witness)
+        report.witness_path = describe_path(inputs.shape, query.prefix)
+        report.agrees = misbehaves_at(report.witness, revision, query.site, query.kind)
+        report.seconds = time.monotonic() - clock
+    ordered = sorted(sites.values(), key=lambda s: (-_RANK[s.status], s.site, s.kind))
+    return ProofReport(revision, ordered, paths, done, len(todo), time.monotonic() - started)
+
+
+def objectives(inputs: Inputs) -> tuple[z3.ArithRef, z3.ArithRef]:
+    """Fewest elements (size 1 costs nothing, 0 one, n > 1 costs n), then small values."""
+    sizes = [s for terms in inputs.sizes.values() for s in terms]
+    size_cost = z3.Sum([z3.If(s == 1, 0, z3.If(s == 0, 1, s)) for s in sizes])
+    value_cost = z3.Sum(
+        [z3.Abs(v - _NATURAL[name]) for name, terms in inputs.ints.items() for v in terms]
+    )
+    return size_cost, value_cost
+
+
+# Bounds tried in turn before none: a bounded search is fast, and most witnesses fit.
+_TIERS = ((3, 3), (3, None), (None, None))  # (largest size, largest |arg - natural|)
+
+
+def minimal_witness(inputs: Inputs, query: SiteQuery, timeout_ms: int) -> z3.ModelRef | None:
+    """The witness a person would write; None when ``Optimize`` runs out of time."""
+    return minimal_witness_of(inputs, query.decisions, query.condition, timeout_ms)
+
+
+def minimal_witness_of(inputs: Inputs, decisions, condition, timeout_ms: int):
+    """The smallest input taking ``decisions`` and meeting ``condition``, tier by tier."""
+    for size_bound, value_bound in _TIERS:
+        opt = z3.Optimize()
+        # The bounded tiers answer fast or not at all; the last one gets the time.
+        opt.set("timeout", timeout_ms if value_bound is None and size_bound is None else 2000)
+        opt.add(*inputs.domain, *decisions, condition)
+        if size_bound is not None:
+            opt.add(*(s <= size_bound for terms in inputs.sizes.values() for s in terms))
+        if value_bound is not None:
+            opt.add(
+                *(
+                    z3.Abs(v - _NATURAL[name]) <= value_bound
+                    for name, terms in inputs.ints.items()
+                    for v in terms
+                )
+            )
+        for objective in objectives(inputs):
+            opt.minimize(objective)
+        answer = opt.check()
+        if answer == z3.sat:
+            return opt.model()
+    return None
+
+
+def misbehaves_at(case: Case, revision: str, site: str, kind: str) -> bool:
+    """The plain model on the witness: the symbolic run and the concrete one must agree."""
+    if kind == EXACT_DIFFERS:
+        return any(f.kind == "overflow" for f in model.classify(case, revision)[2])
+    run = model.run(case, revision)
+    if kind == WRAP:
+        return any(op.site == site and op.flag for step in run.steps for op in step.ops)
+    event = run.first_ub(include_loops=True)
+    return event is not None and (event.site, event.kind) == (site, kind)
+
+
+def judge_witnesses(report: ProofReport, judges, corpus_dir=None, meta=None) -> None:
+    """Every witness through the judges; its findings go to the corpus like any other.
+
+    An undefined-behaviour witness is confirmed when the sanitized kernel crashes with the
+    sanitizer kind the model foresees; anything else the judges say is reported as is.
+    """
+    from convcheck import corpus
+    from convcheck.outcome import CRASH
+
+    reports = [s for s in report.sites if s.witness is not None]
+    known = set()
+    if corpus_dir is not None and corpus_dir.is_dir():
+        known = {e.key for e in corpus.load_all(corpus_dir)}
+    for site, judgement in zip(reports, judges.judge([s.witness for s in reports]), strict=True):
+        found = judges.findings(judgement)
+        kernel = judgement.kernel
+        if site.undefined:
+            expected = model.NATIVE_CRASH_KIND[site.kind]
+            crashed = kernel is not None and kernel.verdict == CRASH
+            confirmed = crashed and kernel.crash_kind == expected
+            said = kernel.describe() if kernel is not None else "no native judge"
+            site.judged = f"native {said}" + ("" if confirmed else f" (expected {expected})")
+            site.judged += "; findings: " + ("; ".join(f.key for f in found) or "none")
+        else:
+            site.judged = "findings: " + ("; ".join(f.key for f in found) or "none")
+        for finding in found:
+            if corpus_dir is not None and finding.key not in known:
+                corpus.write(corpus_dir, finding, judges.revision, judges.target, meta or {})
+                known.add(finding.key)
+
+
+def format_report(report: ProofReport) -> str:
+    from convcheck.report import describe_case
+
+    lines = []
+    for s in report.sites:
+        lines.append(f"{s.status:<8} {s.site:<40} {s.kind:<26} {len(s.paths)} path(s)")
+        if s.witness is not None:
+            lines.append(f"         witness: {describe_case(s.witness)}")
+            lines.append(f"         on {s.witness_path}")
+            if s.agrees is False:
+                lines.append("         the concrete model does NOT misbehave there")
+            if s.judged:
+                lines.append(f"         judged: {s.judged}")
+        elif s.status == UNKNOWN:
+            unknown = [p.path for p in s.paths if p.status == UNKNOWN]
+            lines.append(f"         unknown on {unknown[0]}" + (" and more" * (len(unknown) > 1)))
+    explored = f"{report.shapes_done}/{report.shapes_total} shapes"
+    if not report.complete:
+        explored += " (time ran out: the rest is unknown)"
+    lines.append(
+        f"{report.revision}: {len(report.sites)} site(s), {report.paths} path(s), {explored}; "
+        f"witness {report.count(WITNESS)}, proven {report.count(PROVEN)}, "
+        f"unknown {report.count(UNKNOWN)}; {report.seconds:.1f} s"
+    )
+    return "\n".join(lines)

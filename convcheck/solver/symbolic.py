@@ -1,0 +1,394 @@
+"""The third arithmetic: the model's C values as z3 terms, its branches as forks.
+
+A ``SymInt`` is a z3 integer term: the value a C variable of some width holds, exactly as
+the model's plain ints are (an ``int32_t`` size, an ``int64_t`` argument, a ``size_t`` in
+0..2^64-1). Comparing two of them gives a ``SymBool``; the moment the model's own code
+asks a ``SymBool`` for its truth (``if``, ``and``, ``any``), the ``Path`` decides it:
+replaying a forced prefix of decisions, else following the concrete input the path was
+started from, and remembering the other side, when the solver finds it feasible, as a new
+path to run (re-execution, depth first: concolic testing as CrossHair and SAGE do it).
+
+``Symbolic`` is an ``Arith``. Where C's result leaves the width (undefined behaviour, a
+narrowing, an unsigned wrap), it forks the same way: that question, asked of the path so
+far, *is* the solver's query for the site, so its answer is the site's status on this
+path (``SiteQuery``): a witness input, proven impossible, or unknown. A path that takes
+the undefined side ends there, as the sanitized kernel does; a wrap goes on with C's
+value. Nothing here knows a check: the checks are the model's steps, run unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import z3
+
+from convcheck.fixedint import (
+    DIVISION_BY_ZERO,
+    HEAP_OVERREAD,
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    NULL_CALL,
+    SIGNED_OVERFLOW,
+    UINT64_MAX,
+    Arith,
+    Op,
+)
+
+WRAP = "value-changed"  # not UB: a narrowing or an unsigned wrap, C's value is not exact
+EXACT_DIFFERS = "exact-differs"  # an accepted call whose sizes exact arithmetic changes
+
+# The statuses of a site on a path.
+WITNESS = "witness"  # an input that reaches the site and misbehaves there
+PROVEN = "proven"  # no input on this path does
+UNKNOWN = "unknown"  # the solver's time ran out
+
+
+def _in(term, low: int, high: int) -> z3.BoolRef:
+    return z3.And(term >= low, term <= high)
+
+
+class Halt(Exception):
+    """The path reached undefined behaviour: the sanitized kernel stops here."""
+
+    def __init__(self, site: str, kind: str) -> None:
+        super().__init__(f"{kind} at {site}")
+        self.site = site
+        self.kind = kind
+
+
+class SymInt:
+    """A C integer as a term over the integers: the value the C variable holds.
+
+    ``ideal`` is the value the same expression has under ``Exact`` arithmetic (no wrap,
+    no narrowing): where the two differ at the end of a path, C's answer is not the
+    exact one (an ``overflow`` finding).
+    """
+
+    __slots__ = ("term", "path", "ideal")
+
+    def __init__(self, term: z3.ArithRef, path: Path, ideal: z3.ArithRef | None = None) -> None:
+        self.term = term
+        self.path = path
+        self.ideal = term if ideal is None else ideal
+
+    def _compare(self, other, op) -> SymBool:
+        right = other.term if isinstance(other, SymInt) else z3.IntVal(int(other))
+        return SymBool(op(self.term, right), self.path)
+
+    def __lt__(self, other):
+        return self._compare(other, lambda a, b: a < b)
+
+    def __le__(self, other):
+        return self._compare(other, lambda a, b: a <= b)
+
+    def __gt__(self, other):
+        return self._compare(other, lambda a, b: a > b)
+
+    def __ge__(self, other):
+        return self._compare(other, lambda a, b: a >= b)
+
+    def __eq__(self, other):
+        if isinstance(other, int | SymInt):
+            return self._compare(other, lambda a, b: a == b)
+        return NotImplemented
+
+    def __ne__(self, other):
+        if isinstance(other, int | SymInt):
+            return self._compare(other, lambda a, b: a != b)
+        return NotImplemented
+
+    __hash__ = object.__hash__
+
+    def __index__(self) -> int:
+        # The model must not turn a C value into a Python one behind the solver's back.
+        raise TypeError("a symbolic C value has no concrete Python value")
+
+    def __repr__(self) -> str:
+        return f"SymInt({self.term})"
+
+    __str__ = __repr__
+
+
+class SymBool:
+    """A branch condition; asking for its truth forks the path."""
+
+    __slots__ = ("term", "path")
+
+    def __init__(self, term: z3.BoolRef, path: Path) -> None:
+        self.term = term
+        self.path = path
+
+    def __bool__(self) -> bool:
+        return self.path.decide(self.term)
+
+
+@dataclass
+class SiteQuery:
+    """A site on one path: may C misbehave there, given the decisions before it?"""
+
+    site: str
+    kind: str  # a fixedint UB kind, or WRAP
+    condition: z3.BoolRef  # the misbehaviour, on top of ``decisions``
+    decisions: tuple[z3.BoolRef, ...]  # the path condition up to the site
+    prefix: tuple[bool, ...]  # the branch choices that name the path
+    status: str
+    witness: z3.ModelRef | None
+    exact: z3.ArithRef | None  # the operation's exact value, for the width bands
+    op: str  # "add", "sub", "mul", "narrow", "convert", or "" (no value)
+
+
+@dataclass
+class Pending:
+    """The other side of a branch, still to run: a prefix and an input that takes it."""
+
+    prefix: tuple[bool, ...]
+    model: z3.ModelRef
+
+
+@dataclass
+class Path:
+    """One run of the model: its decisions, the sites it met, the branches it left."""
+
+    domain: list[z3.BoolRef]
+    forced: tuple[bool, ...]
+    model: z3.ModelRef
+    timeout_ms: int
+    decisions: list[z3.BoolRef] = field(default_factory=list)
+    taken: list[bool] = field(default_factory=list)
+    queries: list[SiteQuery] = field(default_factory=list)
+    pending: list[Pending] = field(default_factory=list)
+    unknown_branches: int = 0
+
+    def check(self, *extra: z3.BoolRef) -> tuple[z3.CheckSatResult, z3.ModelRef | None]:
+        solver = z3.Solver()
+        solver.set("timeout", self.timeout_ms)
+        solver.add(*self.domain, *self.decisions, *extra)
+        answer = solver.check()
+        return answer, solver.model() if answer == z3.sat else None
+
+    def decide(self, condition: z3.BoolRef) -> bool:
+        """Which way a branch goes; a feasible other way is a new path to run."""
+        condition = z3.simplify(condition)
+        if z3.is_true(condition) or z3.is_false(condition):
+            return z3.is_true(condition)
+        index = len(self.taken)
+        if index < len(self.forced):
+            taken = self.forced[index]
+        else:
+            taken = z3.is_true(self.model.eval(condition, model_completion=True))
+            answer, found = self.check(z3.Not(condition) if taken else condition)
+            if answer == z3.sat:
+                self.pending.append(Pending((*self.taken, not taken), found))
+            elif answer == z3.unknown:
+                self.unknown_branches += 1
+        self._take(condition if taken else z3.Not(condition), taken)
+        return taken
+
+    def _take(self, decision: z3.BoolRef, taken: bool) -> None:
+        self.decisions.append(decision)
+        self.taken.append(taken)
+
+    def misbehaves(self, condition: z3.BoolRef, site: tuple, halting: bool) -> bool:
+        """Ask, once per path prefix, whether C can misbehave here; record the answer.
+
+        ``halting`` (undefined behaviour): the path goes on only where C does not
+        misbehave, as the sanitized kernel would; True when it cannot avoid it. A wrap
+        (not halting) changes the value and the path goes on with it.
+        """
+        condition = z3.simplify(condition)
+        new = len(self.taken) >= len(self.forced)  # else a parent run asked already
+        if new:
+            if z3.is_false(condition):
+                self._query(site, condition, PROVEN, None)
+            elif z3.is_true(self.model.eval(condition, model_completion=True)):
+                self._query(site, condition, WITNESS, self.model)
+            else:
+                answer, found = self.check(condition)
+                self._query(site, condition, _STATUS.get(str(answer), UNKNOWN), found)
+        if not halting or z3.is_false(condition):
+            return False
+        if z3.is_true(condition):
+            return True
+        if new and z3.is_true(self.model.eval(condition, model_completion=True)):
+            answer, found = self.check(z3.Not(condition))
+            if answer != z3.sat:
+                self.unknown_branches += answer == z3.unknown
+                return True
+            self.model = found
+        self._take(z3.Not(condition), False)
+        return False
+
+    def _query(self, site, condition, status, witness) -> None:
+        name, kind, exact, op = site
+        self.queries.append(
+            SiteQuery(
+                name,
+                kind,
+                condition,
+                tuple(self.decisions),
+                tuple(self.taken),
+                status,
+                witness,
+                exact,
+                op,
+            )
+        )
+
+
+_STATUS = {str(z3.sat): WITNESS, str(z3.unsat): PROVEN}
+_RANGES = {64: (INT64_MIN, INT64_MAX), 32: (INT32_MIN, INT32_MAX)}
+
+
+class Symbolic(Arith):
+    """C arithmetic over terms: C's result, forking where it leaves its width.
+
+    Terms are integers, not bit-vectors: each C width is a range predicate, and a wrap is
+    the exact value minus a multiple of 2^N. The solver then reasons about a product of
+    two bounded values by its bounds, where a bit-blasted 64-bit multiplier or divider
+    cost it seconds per branch (docs/solver.md has the numbers).
+    """
+
+    exact = False
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+
+    def _term(self, value):
+        return value.term if isinstance(value, SymInt) else z3.IntVal(value)
+
+    def _ideal(self, value):
+        return value.ideal if isinstance(value, SymInt) else z3.IntVal(value)
+
+    def _ub(self, site, kind, condition, exact=None, op="") -> None:
+        if self.path.misbehaves(condition, (site, kind, exact, op), halting=True):
+            raise Halt(site, kind)
+
+    def _result(self, site, text, term, ideal) -> SymInt:
+        value = SymInt(z3.simplify(term), self.path, z3.simplify(ideal))
+        self.trace.append(Op(site, text, value, ""))
+        return value
+
+    def _exact(self, op, a, b, of=None):
+        of = of or self._term
+        x, y = of(a), of(b)
+        return {"add": x + y, "sub": x - y, "mul": x * y}[op]
+
+    def _signed(self, site, op, a, b, bits):
+        """``a op b`` in intN_t (N = ``bits``): outside its range is UB, and the end."""
+        exact = self._exact(op, a, b)
+        self._ub(site, SIGNED_OVERFLOW, z3.Not(_in(exact, *_RANGES[bits])), exact, op)
+        return self._result(site, f"{op}_i{bits}", exact, self._exact(op, a, b, self._ideal))
+
+    def _modular(self, site, op, exact, low, high, ideal) -> SymInt:
+        """C's value of ``exact`` in a type of range [low, high]: wrapped modulo its size.
+
+        No fork: the modulo is the identity inside the range, and the solver handles a
+        modulo by a constant as linear arithmetic.
+        """
+        self.path.misbehaves(z3.Not(_in(exact, low, high)), (site, WRAP, exact, op), False)
+        return self._result(site, op, (exact - low) % (high - low + 1) + low, ideal)
+
+    def _divide(self, site, a, b, bits, rem):
+        """C's ``/`` and ``%``, rounding toward zero; ``bits`` 0 for size_t operands."""
+        x, y = self._term(a), self._term(b)
+        self._ub(site, DIVISION_BY_ZERO, y == 0)
+        if bits:
+            self._ub(site, SIGNED_OVERFLOW, z3.And(x == _RANGES[bits][0], y == -1))
+        # On non-negative operands z3's division is C's; the signs are branches of their own.
+        x_negative = bool(SymBool(x < 0, self.path))
+        y_negative = bool(SymBool(y < 0, self.path))
+        magnitude = (-x if x_negative else x) / (-y if y_negative else y)
+        quotient = -magnitude if x_negative != y_negative else magnitude
+        term = x - y * quotient if rem else quotient
+        return self._result(site, "%" if rem else "/", term, _ideal_divide(a, b, rem, self))
+
+    # -- signed ------------------------------------------------------------------------
+    def add_i64(self, a, b, site):
+        return self._signed(site, "add", a, b, 64)
+
+    def sub_i64(self, a, b, site):
+        return self._signed(site, "sub", a, b, 64)
+
+    def mul_i64(self, a, b, site):
+        return self._signed(site, "mul", a, b, 64)
+
+    def neg_i64(self, a, site):
+        return self._signed(site, "sub", 0, a, 64)
+
+    def div_i64(self, a, b, site):
+        return self._divide(site, a, b, 64, rem=False)
+
+    def rem_i64(self, a, b, site):
+        return self._divide(site, a, b, 64, rem=True)
+
+    def add_i32(self, a, b, site):
+        return self._signed(site, "add", a, b, 32)
+
+    def sub_i32(self, a, b, site):
+        return self._signed(site, "sub", a, b, 32)
+
+    def mul_i32(self, a, b, site):
+        return self._signed(site, "mul", a, b, 32)
+
+    def neg_i32(self, a, site):
+        return self._signed(site, "sub", 0, a, 32)
+
+    def div_i32(self, a, b, site):
+        return self._divide(site, a, b, 32, rem=False)
+
+    def rem_i32(self, a, b, site):
+        return self._divide(site, a, b, 32, rem=True)
+
+    # -- unsigned ----------------------------------------------------------------------
+    def add_u64(self, a, b, site):
+        ideal = self._exact("add", a, b, self._ideal)
+        return self._modular(site, "add", self._exact("add", a, b), 0, UINT64_MAX, ideal)
+
+    def sub_u64(self, a, b, site):
+        ideal = self._exact("sub", a, b, self._ideal)
+        return self._modular(site, "sub", self._exact("sub", a, b), 0, UINT64_MAX, ideal)
+
+    def mul_u64(self, a, b, site):
+        ideal = self._exact("mul", a, b, self._ideal)
+        return self._modular(site, "mul", self._exact("mul", a, b), 0, UINT64_MAX, ideal)
+
+    def div_u64(self, a, b, site):
+        return self._divide(site, a, b, 0, rem=False)
+
+    def rem_u64(self, a, b, site):
+        return self._divide(site, a, b, 0, rem=True)
+
+    # -- conversions -------------------------------------------------------------------
+    def i64_to_u64(self, a, site):
+        return self._modular(site, "convert", self._term(a), 0, UINT64_MAX, self._ideal(a))
+
+    def u64_to_i64(self, a, site):
+        return self._modular(site, "narrow", self._term(a), INT64_MIN, INT64_MAX, self._ideal(a))
+
+    def narrow_i32(self, a, site):
+        return self._modular(site, "narrow", self._term(a), INT32_MIN, INT32_MAX, self._ideal(a))
+
+    def mul_checked_i64(self, a, b, site):
+        product = self._exact("mul", a, b)
+        if SymBool(_in(product, INT64_MIN, INT64_MAX), self.path):
+            return self._result(site, "* (checked)", product, self._exact("mul", a, b, self._ideal))
+        return None
+
+    # -- other undefined behaviour -------------------------------------------------------
+    def call_null(self, site):
+        self._ub(site, NULL_CALL, z3.BoolVal(True))
+
+    def out_of_bounds_read(self, site, length, end):
+        self._ub(site, HEAP_OVERREAD, z3.BoolVal(True))
+
+
+def _ideal_divide(a, b, rem: bool, arith: Symbolic):
+    """``Exact``'s ``/`` and ``%``: toward zero, 0 for a zero divisor; no fork, it is only
+    asked about at the end of a path."""
+    x, y = arith._ideal(a), arith._ideal(b)
+    magnitude = z3.Abs(x) / z3.Abs(y)
+    quotient = z3.If((x < 0) == (y < 0), magnitude, -magnitude)
+    return z3.If(y == 0, 0, x - y * quotient if rem else quotient)

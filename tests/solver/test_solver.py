@@ -1,0 +1,149 @@
+"""The solver: the model's own steps over symbolic integers, held to the concrete model."""
+
+import io
+
+import pytest
+
+pytest.importorskip("z3")
+
+from convcheck import cli, model  # noqa: E402
+from convcheck.fixedint import DIVISION_BY_ZERO, SIGNED_OVERFLOW, Wrapping  # noqa: E402
+from convcheck.model._kernel import run_steps  # noqa: E402
+from convcheck.solver import band_cases, prove  # noqa: E402
+from convcheck.solver.explore import Shape  # noqa: E402
+from convcheck.solver.symbolic import PROVEN, WITNESS  # noqa: E402
+
+
+def site(report, name, kind):
+    return next(s for s in report.sites if (s.site, s.kind) == (name, kind))
+
+
+@pytest.fixture(scope="module")
+def legacy_regular():
+    return prove("legacy", only=[Shape(3, False, None)])
+
+
+def test_witnesses_misbehave_in_the_concrete_model(legacy_regular):
+    witnessed = [s for s in legacy_regular.sites if s.witness is not None]
+    assert len(witnessed) >= 5
+    assert all(s.agrees for s in witnessed), [s.site for s in witnessed if not s.agrees]
+
+
+def test_groups_zero_is_the_hand_minimal_division_by_zero(legacy_regular):
+    found = site(legacy_regular, "groups.weight0_rem", DIVISION_BY_ZERO)
+    assert found.status == WITNESS
+    w = found.witness
+    assert w.groups == 0
+    assert (w.input.sizes, w.weight.sizes) == ((1, 1, 1), (1, 1, 1))
+    assert (w.stride, w.padding, w.dilation) == ((1,), (0,), (1,))
+    # INT64_MIN % -1 needs the dividend INT64_MIN, and the dividend is a size.
+    assert site(legacy_regular, "groups.weight0_rem", SIGNED_OVERFLOW).status == PROVEN
+
+
+def test_groups_overflow_is_the_hand_minimal_ordering_witness():
+    report = prove("legacy", only=[Shape(3, False, "float32")])
+    w = site(report, "bias_shape.groups_mul", SIGNED_OVERFLOW).witness
+    assert w.groups == 2**62
+    assert w.weight.sizes[1] == 2
+    assert all(s == 1 for s in (*w.input.sizes, w.weight.sizes[0], w.weight.sizes[2]))
+    _, _, findings = model.classify(w, "legacy")
+    assert [(f.kind, f.site) for f in findings] == [("ordering", "bias_shape.groups_mul")]
+
+
+def test_current_has_no_undefined_behaviour_in_one_dimension():
+    report = prove("current", only=[Shape(3, False, None), Shape(3, True, "float32")])
+    assert report.complete
+    undefined = [s for s in report.sites if s.undefined]
+    assert undefined, "current does arithmetic: some sites must be met"
+    assert [s.site for s in undefined if s.status != PROVEN] == []
+
+
+class _NarrowedBiasProduct(Wrapping):
+    """A mutant kernel's arithmetic: ``groups * w.size(1)`` of the bias check in int32."""
+
+    def mul_i64(self, a, b, site):
+        if site == "bias.groups_mul":
+            return self.mul_i32(a, b, site)
+        return super().mul_i64(a, b, site)
+
+
+@pytest.mark.parametrize("rank", [3, 4])
+def test_band_cases_kill_a_kernel_that_narrows_the_bias_product(rank):
+    """The issue's mutant: sampling meets it ~13 times per million cases; a band case is
+    built to meet it. Killed means the mutant answers differently from the model."""
+    module = model.revision_module("current")
+    cases = band_cases("current", only=[Shape(rank, True, "float32")])
+    killed = [
+        c
+        for c in cases
+        if run_steps(c, "current", module.STEPS, module.LOOP_STEPS, _NarrowedBiasProduct()).outcome
+        != model.run(c, "current").outcome
+    ]
+    assert killed
+
+
+def test_prove_rejects_an_unknown_revision():
+    err = io.StringIO()
+    assert cli.main(["prove", "--revision", "nope"], io.StringIO(), err) == 2
+    assert err.getvalue().count("\n") == 1
+
+
+def test_legacy_witnesses_cover_every_crash_overflow_and_ordering_class():
+    """The done-when of the solver: each such class of known_bugs has a witness from prove,
+    as the judges (model and sanitized kernel) classify it."""
+    from convcheck.judges import Judges
+    from convcheck.known_bugs import LEGACY_BUG_CLASSES, bug_class
+    from convcheck.solver.explore import shapes
+
+    report = prove("legacy", only=[s for s in shapes("legacy") if s.rank == 3])
+    witnesses = [s.witness for s in report.sites if s.witness is not None]
+    with Judges("legacy", use_torch=False) as judges:
+        found = {bug_class(f.signature) for fs in judges.evaluate(witnesses) for f in fs}
+    wanted = {
+        name
+        for name, signatures in LEGACY_BUG_CLASSES.items()
+        if any(sig[0] in ("crash", "overflow", "ordering") for sig in signatures)
+    }
+    assert wanted - found == set()
+
+
+class _CaseBudget:
+    """A campaign as an engine sees it, with a budget of cases and no judges."""
+
+    def __init__(self, cases: int) -> None:
+        self.judges = type("J", (), {"revision": "legacy"})()
+        self.left = cases
+        self.batches: list[list] = []
+
+    @property
+    def exhausted(self) -> bool:
+        return self.left <= 0
+
+    def room(self, wanted: int) -> int:
+        return min(wanted, self.left)
+
+    def submit(self, cases) -> None:
+        self.batches.append(list(cases))
+        self.left -= len(cases)
+
+
+def test_solver_engine_submits_witnesses_before_sampling():
+    from convcheck.solver.engine import explore
+
+    campaign = _CaseBudget(cases=1000)
+    explore(campaign, seed=0)
+    first = campaign.batches[0]
+    assert any(c.groups == 0 for c in first)  # the division-by-zero witness
+    assert any(c.groups == 2**62 for c in first)  # the groups overflow witness
+    assert sum(len(b) for b in campaign.batches) == 1000  # then sampling, to the budget
+
+
+def test_legacy_accepting_negative_groups_is_solved():
+    """Sampling never produced it in four campaigns; legacy run against current finds it."""
+    from convcheck.solver.revisions import disagreements
+
+    found = {(d.kind, d.check): d.witness for d in disagreements(only=[Shape(3, False, None)])}
+    w = found[("missing-check", "groups.nonpos")]
+    assert w.groups < 0
+    assert model.run(w, "legacy").outcome.verdict == "accept"
+    assert model.run(w, "current").outcome.check == "groups.nonpos"
