@@ -1,12 +1,14 @@
 """The solver as a campaign engine: witnesses and band cases first, then sampling.
 
-``explore(campaign, seed)`` has the shape of every engine in ``convcheck.engines``; its
-registry line would be ``"solver": Provider("convcheck.solver.engine", needs="z3",
-extra="solver")``. The solving is of the 1-D calls only, with no time limit, so a case
-budget with a seed gives the same campaign anywhere; witnesses are smallest there.
+``explore(campaign, seed)`` has the shape of every engine in ``convcheck.engines``. The
+solving is of the 1-D calls only. With a time budget it takes at most half of it (what
+the solver has not reached by then is left to sampling); with a case budget alone it has
+no time limit, so a case budget with a seed gives the same campaign anywhere.
 """
 
 from __future__ import annotations
+
+import time
 
 from convcheck.engines import random as random_engine
 from convcheck.solver.bands import band_cases
@@ -25,7 +27,9 @@ def solver_cases(revision: str, seconds: float | None = None, only=None) -> list
 
 
 def explore(campaign, seed: int) -> None:
-    cases = solver_cases(campaign.judges.revision)
+    deadline = campaign.deadline
+    seconds = None if deadline is None else max(0.0, deadline - time.monotonic()) / 2
+    cases = solver_cases(campaign.judges.revision, seconds)
     while cases and not campaign.exhausted:
         n = campaign.room(len(cases))
         campaign.submit(cases[:n])

@@ -15,7 +15,16 @@ from convcheck.judges import Judges
 CASES = 200
 
 
-@pytest.fixture(params=engines.names())
+# Solving comes before the solver engine's first case: tens of seconds each time.
+SLOW = {"solver"}
+
+
+@pytest.fixture(
+    params=[
+        pytest.param(name, marks=[pytest.mark.slow] if name in SLOW else [])
+        for name in engines.names()
+    ]
+)
 def engine(request):
     why = engines.unavailable(request.param)
     if why:

@@ -23,12 +23,14 @@ def legacy_regular():
     return prove("legacy", only=[Shape(3, False, None)])
 
 
+@pytest.mark.slow  # solving legacy: 10 to 100 s
 def test_witnesses_misbehave_in_the_concrete_model(legacy_regular):
     witnessed = [s for s in legacy_regular.sites if s.witness is not None]
     assert len(witnessed) >= 5
     assert all(s.agrees for s in witnessed), [s.site for s in witnessed if not s.agrees]
 
 
+@pytest.mark.slow  # solving legacy: 10 to 100 s
 def test_groups_zero_is_the_hand_minimal_division_by_zero(legacy_regular):
     found = site(legacy_regular, "groups.weight0_rem", DIVISION_BY_ZERO)
     assert found.status == WITNESS
@@ -40,6 +42,7 @@ def test_groups_zero_is_the_hand_minimal_division_by_zero(legacy_regular):
     assert site(legacy_regular, "groups.weight0_rem", SIGNED_OVERFLOW).status == PROVEN
 
 
+@pytest.mark.slow  # solving legacy: 10 to 100 s
 def test_groups_overflow_is_the_hand_minimal_ordering_witness():
     report = prove("legacy", only=[Shape(3, False, "float32")])
     w = site(report, "bias_shape.groups_mul", SIGNED_OVERFLOW).witness
@@ -67,7 +70,7 @@ class _NarrowedBiasProduct(Wrapping):
         return super().mul_i64(a, b, site)
 
 
-@pytest.mark.parametrize("rank", [3, 4])
+@pytest.mark.parametrize("rank", [3, pytest.param(4, marks=pytest.mark.slow)])
 def test_band_cases_kill_a_kernel_that_narrows_the_bias_product(rank):
     """The issue's mutant: sampling meets it ~13 times per million cases; a band case is
     built to meet it. Killed means the mutant answers differently from the model."""
@@ -88,6 +91,7 @@ def test_prove_rejects_an_unknown_revision():
     assert err.getvalue().count("\n") == 1
 
 
+@pytest.mark.slow  # solving legacy: 10 to 100 s
 def test_legacy_witnesses_cover_every_crash_overflow_and_ordering_class():
     """The done-when of the solver: each such class of known_bugs has a witness from prove,
     as the judges (model and sanitized kernel) classify it."""
@@ -112,6 +116,7 @@ class _CaseBudget:
 
     def __init__(self, cases: int) -> None:
         self.judges = type("J", (), {"revision": "legacy"})()
+        self.deadline = None
         self.left = cases
         self.batches: list[list] = []
 
@@ -127,6 +132,7 @@ class _CaseBudget:
         self.left -= len(cases)
 
 
+@pytest.mark.slow  # solving legacy: 10 to 100 s
 def test_solver_engine_submits_witnesses_before_sampling():
     from convcheck.solver.engine import explore
 
