@@ -9,10 +9,11 @@
  *   et_pal_emit_log_message; convcheck_executorch_log() hands them to the Python side,
  *   which maps them to docs/checks.md ids. `check` here only names the function of the
  *   first error line, for people using the library directly.
- * - convcheck_check runs the kernel's own check functions in convolution_out's order, up
- *   to its dtype switch (args, dim orders, target size, output_size_is_valid, resize of
- *   out): the loops need data, and a check-only call has none. convcheck_run calls
- *   convolution_out itself, with data, and its verdict is the kernel's.
+ * - convcheck_check runs the kernel's own check functions in convolution_out's order, with
+ *   its ET_KERNEL_CHECK macro (args, dim orders, target size, output_size_is_valid, resize
+ *   of out, the early return of an empty out, the dtype switch with an empty body): the
+ *   loops need data, and a check-only call has none. convcheck_run calls convolution_out
+ *   itself, with data, and its verdict is the kernel's.
  * - A check-only call may describe tensors no program could hold (numel past int64).
  *   TensorImpl's constructor multiplies the sizes in ssize_t, which would be our own
  *   undefined behaviour reported as the kernel's. Such a tensor is built with sizes of 0
@@ -235,26 +236,28 @@ int32_t malformed(convcheck_result* result) {
   return -1;
 }
 
-// convolution_out's statements before its dtype switch, each a failure of the context.
+// convolution_out's statements up to its dtype switch, with the kernel's own macro, so
+// that they fail the context and log as the kernel does; the switch runs an empty body.
 void check_only(KernelRuntimeContext& ctx, Call& c, bool transposed, int64_t groups) {
   using namespace torch::executor;
   Tensor& out = *c.out.tensor;
   const Tensor& in = *c.in.tensor;
   const Tensor& weight = *c.weight.tensor;
-  if (!check_convolution_args(in, weight, c.bias_arg, c.stride, c.padding, c.dilation,
-                              transposed, c.output_padding, groups, out) ||
-      !tensors_have_same_dim_order(in, out)) {
-    ctx.fail(Error::InvalidArgument);
-    return;
-  }
+  ET_KERNEL_CHECK(ctx,
+                  check_convolution_args(in, weight, c.bias_arg, c.stride, c.padding,
+                                         c.dilation, transposed, c.output_padding, groups, out),
+                  InvalidArgument, );
+  ET_KERNEL_CHECK(ctx, tensors_have_same_dim_order(in, out), InvalidArgument, );
   size_t ndim = 0;
   SizesType sizes[executorch::runtime::kTensorDimensionLimit];
   get_convolution_out_target_size(in, weight, c.stride, c.padding, c.dilation, transposed,
                                   c.output_padding, groups, sizes, &ndim);
-  if (!output_size_is_valid({sizes, ndim}, in.dim() - 2) ||
-      resize_tensor(out, {sizes, ndim}) != Error::Ok) {
-    ctx.fail(Error::InvalidArgument);
+  ET_KERNEL_CHECK(ctx, output_size_is_valid({sizes, ndim}, in.dim() - 2), InvalidArgument, );
+  ET_KERNEL_CHECK(ctx, resize_tensor(out, {sizes, ndim}) == Error::Ok, InvalidArgument, );
+  if (out.numel() == 0) {
+    return;
   }
+  ET_SWITCH_REALHBF16_TYPES(in.scalar_type(), ctx, "convolution.out", CTYPE, [&]() {});
 }
 
 } // namespace
