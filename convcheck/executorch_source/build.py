@@ -71,8 +71,7 @@ def checkout(source: str | os.PathLike) -> Path:
     for relative in (*SOURCES, C10_INCLUDE):
         if not (root / relative).exists():
             raise ConvcheckError(
-                f"executorch source {source}: not an ExecuTorch checkout "
-                f"(missing {relative})"
+                f"executorch source {source}: not an ExecuTorch checkout (missing {relative})"
             )
     return root
 
@@ -92,7 +91,9 @@ def build_target(source: str | os.PathLike) -> Path:
     for part in (cxx, _compiler_version(cxx), *FLAGS):
         digest.update(part.encode() + b"\0")
     for path in (ADAPTER, ABI_DIR / "convcheck_abi.h", *_key_files(root)):
-        digest.update(str(path.relative_to(root) if path.is_relative_to(root) else path.name).encode())
+        digest.update(
+            str(path.relative_to(root) if path.is_relative_to(root) else path.name).encode()
+        )
         digest.update(b"\0" + path.read_bytes() + b"\0")
     target = cache_dir() / f"libconvcheck-executorch-asan-{digest.hexdigest()[:16]}.so"
     if not target.exists():

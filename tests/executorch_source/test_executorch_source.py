@@ -1,0 +1,114 @@
+"""A user's ExecuTorch checkout as a sanitized target (issue 14).
+
+The tests that build and run a checkout need one: they run when CONVCHECK_EXECUTORCH_SRC
+names it and are skipped otherwise. The campaign is seeded and runs a case budget.
+"""
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from convcheck import campaign, model
+from convcheck.case import Case
+from convcheck.cli import main
+from convcheck.executorch_target import _logs
+from convcheck.generate import RandomSource, build_case
+from convcheck.known_bugs import LEGACY_BUG_CLASSES, bug_class
+
+SOURCE = os.environ.get("CONVCHECK_EXECUTORCH_SRC")
+needs_checkout = pytest.mark.skipif(
+    not SOURCE, reason="needs an ExecuTorch checkout: set CONVCHECK_EXECUTORCH_SRC to its root"
+)
+EXAMPLE = Path(__file__).resolve().parents[2] / "convcheck/examples/out_strides_past_int32.json"
+
+
+def run_cli(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    return main(list(argv), out, err), out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda tmp: tmp / "absent", "no such directory"),
+        (
+            lambda tmp: tmp,
+            "not an ExecuTorch checkout (missing kernels/portable/cpu/op_convolution.cpp)",
+        ),
+    ],
+)
+def test_not_a_checkout_is_one_line(tmp_path, make, said):
+    code, out, err = run_cli("target", "executorch", "--source", str(make(tmp_path)))
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and said in err
+
+
+def test_a_source_log_line_names_its_function_and_check():
+    log = (
+        "[tensor_util_portable.cpp:130 tensors_have_same_dim_order] Check failed "
+        "(all_contiguous || all_channels_last): 2 input tensors have different dim orders\n"
+        "[op_convolution.cpp:379 convolution_out] Check failed "
+        "(tensors_have_same_dim_order(in, out)): \n"
+    )
+    assert _logs.lines(log)[0][:2] == (
+        "tensor_util_portable.cpp:130",
+        "tensors_have_same_dim_order",
+    )
+    verdict = _logs.classify(log)
+    assert (verdict.kind, verdict.check) == ("reject", "dim_order.in_out")
+
+
+def test_the_model_predicts_the_stride_overflow_and_current_rejects_it():
+    case = Case.from_json(json.loads(EXAMPLE.read_text()))
+    legacy = model.classify(case, "legacy")[0]
+    predicted = model.predict(legacy, with_loops=False)
+    assert (predicted.crash_kind, predicted.crash_site) == (
+        "signed-integer-overflow",
+        "out_strides.dim2",
+    )
+    assert model.classify(case, "current")[0].outcome.check == "output.stride_too_large"
+
+
+@pytest.fixture(scope="module")
+def library():
+    code, out, err = run_cli("target", "executorch", "--source", SOURCE)
+    assert code == 0, err
+    return Path(out.strip())
+
+
+@needs_checkout
+def test_target_builds_once(library):
+    assert library.is_file()
+    code, again, _ = run_cli("target", "executorch", "--source", SOURCE)
+    assert (code, again.strip()) == (0, str(library))
+
+
+@needs_checkout
+def test_the_real_kernel_crashes_where_the_model_says(library):
+    from convcheck.engine import Engine
+
+    case = Case.from_json(json.loads(EXAMPLE.read_text()))
+    with Engine("legacy", target=f"executorch-source:{SOURCE}", use_torch=False) as engine:
+        (judgement,) = engine.judge([case])
+        found = engine.findings(judgement)
+    assert "dim_order_to_stride_nocheck" in judgement.native_check.crash_site
+    assert [bug_class(f.signature) for f in found] == ["out strides past int32"]
+
+
+@needs_checkout
+def test_a_seeded_legacy_campaign_finds_every_class_labelled(library):
+    from convcheck.engine import Engine
+
+    with Engine("legacy", target=f"executorch-source:{SOURCE}", jobs=2) as engine:
+        run = campaign.Campaign(engine)
+        src = RandomSource(7)
+        for _ in range(32):  # the case budget: 8,192 cases
+            run.submit([build_case(src) for _ in range(campaign.BATCH)])
+    labels = {bug_class(f.signature) for f in run.found.values()}
+    assert set(LEGACY_BUG_CLASSES) <= labels, sorted(set(LEGACY_BUG_CLASSES) - labels)
+    infidelities = [f.describe() for f in run.found.values() if f.kind == "infidelity"]
+    assert infidelities == []
+    assert not any("executorch.unknown" in key for key in run.found)
