@@ -18,8 +18,8 @@ import tempfile
 from pathlib import Path
 
 from convcheck.errors import ConvcheckError
+from convcheck.native.build import SANITIZED_FLAGS, _compiler_version, _first_error, cache_dir
 from convcheck.native.build import SOURCE_DIR as ABI_DIR
-from convcheck.native.build import _compiler_version, _first_error, cache_dir
 
 ADAPTER = Path(__file__).resolve().parent / "adapter.cpp"
 
@@ -39,15 +39,10 @@ SOURCES = (
 HEADER_ROOTS = ("runtime", "kernels/portable/cpu")
 C10_INCLUDE = "runtime/core/portable_type/c10"
 
+# convcheck's own sanitized flags, in C++17, linked with every symbol resolved.
 FLAGS = (
     "-std=c++17",
-    "-g",
-    "-O1",
-    "-fno-omit-frame-pointer",
-    "-fsanitize=address,undefined",
-    "-fno-sanitize-recover=all",
-    "-shared",
-    "-fPIC",
+    *(flag for flag in SANITIZED_FLAGS if not flag.startswith("-std=")),
     "-Wl,-z,defs",
     "-DC10_USING_CUSTOM_GENERATED_MACROS",
     "-DSTANDALONE_TORCH_HEADER",
