@@ -9,9 +9,13 @@ only in the log it prints on stderr, innermost first::
     [op_convolution.cpp:363] Check failed (check_convolution_args( in, weight, ...)):
     [method.cpp:1483] KernelCall failed at instruction 0:0 in operator ...
 
-``classify`` reads the lines in order and answers with the first that one of ``PATTERNS``
-recognises. The patterns match the messages, not the line numbers (which move from one
-release to the next); a log that none matches is ``executorch.unknown:<first words>``.
+``classify`` reads the lines in order and answers with the first that a site of the
+shipped map ``log_map.json`` recognises (``PATTERNS``). The sites match the messages, and
+where a line names its function (the source target's adapter writes
+``[file:line function] message``) the function a site names; never the line numbers, which
+move from one release to the next. A log that none matches is
+``executorch.unknown:<first words>``. The same map serves the wheel (executorch_target) and
+a user's checkout (executorch_source).
 """
 
 from __future__ import annotations

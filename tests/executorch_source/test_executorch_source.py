@@ -101,6 +101,32 @@ def test_the_real_kernel_crashes_where_the_model_says(library):
     assert [bug_class(f.signature) for f in found] == ["out strides past int32"]
 
 
+@needs_checkout
+def test_a_tensor_executorch_cannot_describe_is_judged_not_crashed(library):
+    from convcheck.engine import Engine, agree
+
+    # numel of the input passes int64 (TensorImpl's constructor would overflow on it).
+    case = Case.from_json(
+        {
+            "input": {"sizes": [4, 2, 2147483647, 2147483647], "dtype": "float32"},
+            "weight": {"sizes": [6, 2, 2147483647, 0], "dtype": "float32"},
+            "bias": None,
+            "out": {"sizes": [4, 6, 1, 1], "dtype": "float32"},
+            "stride": [1],
+            "padding": [0],
+            "dilation": [1],
+            "transposed": False,
+            "output_padding": [0],
+            "groups": 1,
+        }
+    )
+    with Engine("legacy", target=f"executorch-source:{SOURCE}", use_torch=False) as engine:
+        (judgement,) = engine.judge([case])
+    predicted = model.predict(judgement.model, with_loops=False)
+    assert predicted.verdict == "reject"
+    assert agree(predicted, judgement.native_check), judgement.native_check.describe()
+
+
 @pytest.fixture(scope="module")
 def campaign_run(library):
     """A seeded campaign with a case budget (8,192 cases) against the checkout."""
