@@ -155,3 +155,24 @@ def test_a_seeded_legacy_campaign_finds_every_class_labelled(campaign_run):
     assert set(LEGACY_BUG_CLASSES) <= labels, sorted(set(LEGACY_BUG_CLASSES) - labels)
     infidelities = [f.describe() for f in campaign_run.found.values() if f.kind == "infidelity"]
     assert infidelities == []
+
+
+@pytest.mark.parametrize(
+    ("frame", "short"),
+    [
+        (
+            "void executorch::runtime::dim_order_to_stride_nocheck<int, unsigned char, int>"
+            "(int const*, unsigned char const*, unsigned long, int*) dim_order_util.h:147",
+            "dim_order_to_stride_nocheck dim_order_util.h:147",
+        ),
+        (
+            "conv3d_impl<c10::BFloat16, c10::BFloat16 (*)(void const*)> op_convolution.cpp:300",
+            "conv3d_impl op_convolution.cpp:300",
+        ),
+        ("step_groups checks_legacy.c:119", "step_groups checks_legacy.c:119"),
+    ],
+)
+def test_a_cpp_crash_site_is_named_by_its_function(frame, short):
+    from convcheck.executorch_source.judge import short_site
+
+    assert short_site(frame) == short
