@@ -1,11 +1,12 @@
 # Everything a fresh machine needs, behind two targets:
 #   make demo   a fuzz campaign on the embedded C kernel (legacy revision), with a report
-#   make test   the test suite (builds the sanitized kernel first)
+#   make test   the test suite (builds the sanitized kernel first), without the slow tests
+#   make test-slow  the slow tests only: quality campaigns and crash storms (.ci/run runs both)
 VENV ?= .venv
 PY := $(VENV)/bin/python
 CONVCHECK := $(VENV)/bin/convcheck
 
-.PHONY: setup demo test executorch
+.PHONY: setup demo test test-slow executorch
 
 setup: $(VENV)/.installed
 
@@ -33,3 +34,7 @@ demo: setup
 test: setup executorch
 	$(CONVCHECK) build
 	$(PY) -m pytest
+
+test-slow: setup executorch
+	$(CONVCHECK) build
+	$(PY) -m pytest -m slow

@@ -14,8 +14,8 @@ import statistics
 import time
 
 from convcheck import campaign
-from convcheck.engine import Engine
 from convcheck.generate import RandomSource, build_case
+from convcheck.judges import Judges
 from convcheck.known_bugs import LEGACY_BUG_CLASSES
 
 
@@ -29,11 +29,11 @@ def throughput(seconds: float) -> None:
         ("+ native + torch", True, True),
     ):
         src = RandomSource(99)
-        with Engine("legacy", jobs=2, use_native=native, use_torch=torch) as engine:
-            engine.evaluate([build_case(src) for _ in range(8)])  # start the workers
+        with Judges("legacy", jobs=2, use_native=native, use_torch=torch) as judges:
+            judges.evaluate([build_case(src) for _ in range(8)])  # start the workers
             done, start = 0, time.monotonic()
             while time.monotonic() - start < seconds:
-                engine.evaluate([build_case(src) for _ in range(256)], thrifty=True)
+                judges.evaluate([build_case(src) for _ in range(256)], thrifty=True)
                 done += 256
             rows.append((label, done / (time.monotonic() - start)))
     base = rows[0][1]
@@ -48,9 +48,9 @@ def first_finds(engines: list[str], seconds: float, seeds: int) -> None:
     }
     for engine_name in engines:
         for seed in range(seeds):
-            with Engine("legacy", jobs=2) as engine:
-                run = campaign.Campaign(engine)
-                campaign.run(run, engine_name, seconds, seed)
+            with Judges("legacy", jobs=2) as judges:
+                run = campaign.Campaign(judges, budget=campaign.Budget(seconds=seconds))
+                run.explore(engine_name, seed)
             for bug, signatures in LEGACY_BUG_CLASSES.items():
                 hits = [
                     run.stats.first_found[f.key]

@@ -5,7 +5,10 @@
 ``-m`` would import the ``convcheck`` package first, and a worker is started again after
 every crash, so anything imported before the handler's own module is paid per crash.
 
-Protocol, over two pipes that are never stdout or stderr (the code under test may print):
+Protocol, over two pipes that are never stdout or stderr (the code under test may print).
+Before it loads anything, the worker moves both pipes to random descriptors far above the
+ones a process inherits or opens first, so a library that writes to "its" fd 3..31 (or
+closes them) cannot reach the results:
 
 * parent to worker: one JSON line to start (``path``, ``handler``, ``init``, ``config``,
   ``memory_limit_mb``, ``faulthandler``), then one JSON line per request;
@@ -28,12 +31,15 @@ if os.path.realpath(sys.path[0]) == os.path.dirname(os.path.realpath(__file__)):
 
 import ctypes
 import faulthandler
+import fcntl
 import importlib
 import json
 import resource
 import signal
 
 _PR_SET_PDEATHSIG = 1
+_PRIVATE_FD_LOW = 256  # above what a process inherits or opens first
+_PRIVATE_FD_TOP = 4096
 _REPORT_LIMIT = 8192
 _SITE_LIMIT = 200
 
@@ -41,6 +47,7 @@ _SITE_LIMIT = 200
 def main() -> None:
     request_fd, result_fd, parent_pid = (int(arg) for arg in sys.argv[1:4])
     _die_with_parent(parent_pid)
+    request_fd, result_fd = private_fd(request_fd), private_fd(result_fd)
     requests = os.fdopen(request_fd, "rb")
     start = json.loads(requests.readline())
     sys.path[:] = start["path"]
@@ -69,6 +76,23 @@ def _die_with_parent(parent_pid: int) -> None:
     # The parent may have died before prctl took effect.
     if os.getppid() != parent_pid:
         sys.exit(1)
+
+
+def private_fd(fd: int) -> int:
+    """``fd`` moved to a random descriptor in [256, 4096) (close-on-exec), the original closed.
+
+    Where the descriptor limit is lower, as high as it allows.
+    """
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    top = _PRIVATE_FD_TOP if soft == resource.RLIM_INFINITY else min(soft, _PRIVATE_FD_TOP)
+    low = min(_PRIVATE_FD_LOW, top // 2)
+    start = low + int.from_bytes(os.urandom(4), "little") % (top - low)
+    try:
+        moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, start)
+    except OSError:  # EMFILE/EINVAL: nothing free from start up to the limit
+        moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, low)
+    os.close(fd)
+    return moved
 
 
 def _load(name: str):

@@ -1,8 +1,8 @@
 """A fuzz campaign: engines propose cases, the campaign judges, keeps and minimises.
 
-An *engine* is a small function ``engine(campaign, seconds, seed)`` that proposes cases
-through ``campaign.submit`` until its time is up. Everything else is here and shared: the
-judges, deduplication by signature, the corpus written at once, minimisation, progress.
+An *engine* (``convcheck.engines``) proposes cases through ``campaign.submit`` until
+``campaign.exhausted``. Everything else is here and shared: the judges, the budget,
+deduplication by signature, the corpus written at once, minimisation, progress.
 """
 
 from __future__ import annotations
@@ -14,13 +14,42 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from convcheck import corpus
+from convcheck import corpus, engines
 from convcheck.case import Case
-from convcheck.engine import Engine, Finding
-from convcheck.generate import RandomSource, build_case
+from convcheck.findings import Finding, FindingKind
+from convcheck.judges import Judges
 from convcheck.shrink import minimize
 
-BATCH = 256
+# What a campaign runs for when nothing else is said.
+DEFAULT_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class Budget:
+    """When a campaign ends: whichever limit comes first.
+
+    A case budget with a seed makes a campaign deterministic (what tests use); a time
+    budget depends on the machine's speed. ``until_first`` ends it at the first new
+    finding about the kernel.
+    """
+
+    seconds: float | None = None
+    cases: int | None = None
+    until_first: bool = False
+
+    def describe(self) -> str:
+        limits = [] if self.seconds is None else [f"{self.seconds:.0f} s"]
+        limits += [] if self.cases is None else [f"{self.cases:,} cases"]
+        limits += ["the first finding"] if self.until_first else []
+        return " or ".join(limits) or "no limit"
+
+    def share(self, parts: int) -> Budget:
+        """One of ``parts`` engines' equal share (``convcheck ci`` runs several)."""
+        return Budget(
+            None if self.seconds is None else self.seconds / parts,
+            None if self.cases is None else max(1, self.cases // parts),
+            self.until_first,
+        )
 
 
 @dataclass
@@ -37,13 +66,15 @@ class Stats:
 class Campaign:
     def __init__(
         self,
-        engine: Engine,
+        judges: Judges,
         corpus_dir: Path | None = None,
         meta: dict | None = None,
         progress: TextIO | None = None,
         known: set[str] = frozenset(),
+        budget: Budget = Budget(seconds=DEFAULT_SECONDS),
     ) -> None:
-        self.engine = engine
+        self.judges = judges
+        self.budget = budget
         self.corpus_dir = corpus_dir
         self.meta = meta or {}
         self.progress = progress
@@ -53,10 +84,29 @@ class Campaign:
         self.stats = Stats()
         self._last_progress = 0.0
 
+    def explore(self, engine: str, seed: int) -> None:
+        """The named engine proposes cases until the budget is spent."""
+        engines.load(engine)(self, seed)
+
     # -- what engines call ----------------------------------------------------------
+    @property
+    def exhausted(self) -> bool:
+        budget = self.budget
+        if budget.cases is not None and self.stats.cases >= budget.cases:
+            return True
+        if budget.seconds is not None and self.stats.elapsed >= budget.seconds:
+            return True
+        return budget.until_first and bool(self.new_findings(about_kernel=True))
+
+    def room(self, wanted: int) -> int:
+        """How many of ``wanted`` cases the case budget still has room for."""
+        if self.budget.cases is None:
+            return wanted
+        return max(0, min(wanted, self.budget.cases - self.stats.cases))
+
     def submit(self, cases: list[Case]) -> list[list[Finding]]:
         """Judge the cases; keep every new signature at once. Returns each case's findings."""
-        per_case = self.engine.evaluate(cases, thrifty=True)
+        per_case = self.judges.evaluate(cases, thrifty=True)
         self.stats.cases += len(cases)
         for found in per_case:
             for finding in found:
@@ -76,19 +126,10 @@ class Campaign:
         self.stats.first_found[finding.key] = self.stats.elapsed
         if self.corpus_dir is not None and finding.key not in self.known:
             corpus.write(
-                self.corpus_dir, finding, self.engine.revision, self.engine.target, self.meta
+                self.corpus_dir, finding, self.judges.revision, self.judges.target, self.meta
             )
 
     # -- after the engines ----------------------------------------------------------
-    def keeps(self, signature: tuple[str, ...]) -> Callable[[list[Case]], list[bool]]:
-        def judge(cases: list[Case]) -> list[bool]:
-            return [
-                any(f.signature == signature for f in found)
-                for found in self.engine.evaluate(cases)
-            ]
-
-        return judge
-
     def minimize_all(
         self,
         max_evaluations: int = 600,
@@ -99,20 +140,22 @@ class Campaign:
             # Known findings are in the corpus already, in their minimised form.
             if key in self.minimized or key in self.known:
                 continue
+            if finding.kind is FindingKind.TOOL_ERROR:  # convcheck's own failure: nothing to shrink
+                continue
             if only is not None and not only(finding):
                 continue
             small = minimize(
-                finding.case, self.keeps(finding.signature), max_evaluations, seconds_each
+                finding.case, self.judges.keeps(finding.signature), max_evaluations, seconds_each
             )
-            again = [f for f in self.engine.evaluate([small])[0] if f.key == key]
+            again = [f for f in self.judges.evaluate([small])[0] if f.key == key]
             if again:
                 self.found[key] = again[0]
                 if self.corpus_dir is not None and key not in self.known:
                     corpus.write(
                         self.corpus_dir,
                         again[0],
-                        self.engine.revision,
-                        self.engine.target,
+                        self.judges.revision,
+                        self.judges.target,
                         self.meta,
                     )
             self.minimized.add(key)
@@ -158,118 +201,9 @@ def complexity(case: Case) -> int:
     )
 
 
-# -- engines ------------------------------------------------------------------------
-
-
-def random_engine(campaign: Campaign, seconds: float, seed: int) -> None:
-    """Seeded bulk generation: the fastest way through the case space."""
-    src = RandomSource(seed)
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        campaign.submit([build_case(src) for _ in range(BATCH)])
-
-
-def hypothesis_engine(campaign: Campaign, seconds: float, seed: int) -> None:
-    """Hypothesis drives the same construction; each new signature fails the property
-    with an exception class of its own, so Hypothesis keeps distinct bugs apart and
-    shrinks each. The campaign has already kept the finding, so nothing is lost if the
-    run ends before shrinking does; the run repeats with new seeds until time is up."""
-    from convcheck._hypothesis_engine import run_property
-
-    deadline = time.monotonic() + seconds
-    round_seed = seed
-    while time.monotonic() < deadline:
-        run_property(campaign, deadline, round_seed)
-        round_seed += 1
-
-
-def atheris_engine(campaign: Campaign, seconds: float, seed: int) -> None:
-    """libFuzzer in a child process (it owns its process); findings come back through
-    the corpus folder, where the child writes them the moment they are new."""
-    import json
-    import subprocess
-    import sys
-    import tempfile
-
-    from convcheck import fuzzed
-
-    engine = campaign.engine
-    with tempfile.TemporaryDirectory(prefix="convcheck-atheris-") as tmp:
-        work = Path(tmp)
-        findings_dir = campaign.corpus_dir or work / "findings"
-        seeds = work / "seeds"
-        seeds.mkdir()
-        # Seeds: the bundled examples (one valid call of each rank) and the corpus.
-        for example in example_cases():
-            (seeds / f"example-{example.stem}.json").write_text(example.read_text())
-        if campaign.corpus_dir is not None and campaign.corpus_dir.is_dir():
-            for entry in corpus.load_all(campaign.corpus_dir):
-                (seeds / f"{entry.name}.json").write_text(entry.case.dumps())
-        (work / "convcheck.dict").write_text(fuzzed.dictionary())
-        (work / "known").write_text("\n".join(set(campaign.known) | set(campaign.found)))
-        (work / "inputs").mkdir()
-        command = [
-            sys.executable,
-            "-m",
-            "convcheck._atheris_engine",
-            "--revision",
-            engine.revision,
-            "--corpus",
-            str(findings_dir),
-            "--known",
-            str(work / "known"),
-            "--stats",
-            str(work / "stats.json"),
-            *(["--target", engine.target] if engine.target else []),
-            *([] if engine.torch is not None else ["--no-torch"]),
-            "--jobs",
-            str(engine.jobs),
-            "--",
-            f"-max_total_time={max(1, int(seconds))}",
-            f"-seed={seed + 1}",
-            f"-dict={work / 'convcheck.dict'}",
-            "-print_final_stats=0",
-            str(work / "inputs"),
-            str(seeds),
-        ]
-        log = work / "libfuzzer.log"
-        with open(log, "w") as out:
-            child = subprocess.Popen(command, stdout=out, stderr=out, start_new_session=True)
-            try:
-                child.wait(timeout=seconds + 120)
-            except BaseException:
-                child.kill()
-                child.wait()
-                raise
-        stats = (
-            json.loads((work / "stats.json").read_text()) if (work / "stats.json").exists() else {}
-        )
-        campaign.stats.cases += stats.get("cases", 0)
-        if findings_dir.is_dir():
-            _adopt(campaign, corpus.load_all(findings_dir), stats.get("first_found", {}))
-
-
 def example_cases() -> list[Path]:
+    """The bundled examples: one valid call of each rank, and the thread's bugs."""
     from importlib import resources
 
     folder = resources.files("convcheck") / "examples"
     return sorted(Path(str(p)) for p in folder.iterdir() if p.name.endswith(".json"))
-
-
-def _adopt(campaign: Campaign, entries: list[corpus.Entry], first_found: dict[str, float]) -> None:
-    """The child's findings, judged again here so the campaign holds whole Findings."""
-    fresh = [e for e in entries if e.key not in campaign.found and e.key not in campaign.known]
-    for entry, found in zip(fresh, campaign.engine.evaluate([e.case for e in fresh]), strict=True):
-        for finding in found:
-            if finding.key == entry.key:
-                campaign.found[finding.key] = finding
-                campaign.stats.first_found[finding.key] = first_found.get(
-                    finding.key, campaign.stats.elapsed
-                )
-
-
-ENGINES = {"random": random_engine, "hypothesis": hypothesis_engine, "atheris": atheris_engine}
-
-
-def run(campaign: Campaign, engine: str, seconds: float, seed: int) -> None:
-    ENGINES[engine](campaign, seconds, seed)

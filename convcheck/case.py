@@ -13,15 +13,21 @@ tools); it may gain optional fields, never lose these::
 A case only has to be a call the tensor library could *represent*: sizes in the 32-bit
 size type, a dim order that is a permutation, a known dtype, int64 arguments. Whether the
 kernel should accept it is for the judges to say.
+
+The format takes what a person would write: a contiguous ``dim_order`` spelled out (also
+a bias's, whose only order that is), and, in Python, sizes as any sequence of integers
+(``torch.Size``, a list, numpy integers), kept as a tuple of ``int``.
 """
 
 from __future__ import annotations
 
 import json
+import operator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from convcheck.errors import InvalidCase
+from convcheck.errors import InvalidCase, value_repr
+from convcheck.files import parse_json
 from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN
 
 # Element sizes in bytes, in the order ExecuTorch's ScalarType lists them.
@@ -61,11 +67,13 @@ class TensorSpec:
     dim_order: tuple[int, ...] | None = None  # None: contiguous
 
     def __post_init__(self) -> None:
+        sizes = _ints(self.sizes, "sizes")
+        order = None if self.dim_order is None else _ints(self.dim_order, "dim_order")
         # One value per layout: an explicit contiguous order is the default order.
-        if self.dim_order is not None and tuple(self.dim_order) == contiguous_order(
-            len(self.sizes)
-        ):
-            object.__setattr__(self, "dim_order", None)
+        if order == contiguous_order(len(sizes)):
+            order = None
+        object.__setattr__(self, "sizes", sizes)
+        object.__setattr__(self, "dim_order", order)
 
     @property
     def rank(self) -> int:
@@ -145,12 +153,13 @@ class Case:
         )
 
     @classmethod
-    def loads(cls, text: str, source: str = "case") -> Case:
+    def loads(cls, text: str | bytes, source: str = "case") -> Case:
+        """A case from JSON text; every error message starts with ``source``."""
+        data = parse_json(text, source, InvalidCase)
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise InvalidCase(f"{source}: not JSON ({e.msg} at line {e.lineno})") from None
-        return cls.from_json(data)
+            return cls.from_json(data)
+        except InvalidCase as e:
+            raise InvalidCase(f"{source}: {e}") from None
 
 
 _CASE_FIELDS = (
@@ -167,16 +176,27 @@ _CASE_FIELDS = (
 )
 
 
+def _ints(values: Any, name: str) -> tuple[int, ...]:
+    """Sizes or a dim order built in Python: any sequence of integers, as a tuple of int."""
+    try:
+        return tuple(operator.index(v) for v in values)
+    except TypeError:
+        raise InvalidCase(
+            f"TensorSpec.{name}: expected integers, got {value_repr(values)}"
+        ) from None
+
+
 def _expect_object(value: Any, where: str) -> dict:
     if not isinstance(value, dict):
-        raise InvalidCase(f"{where}: expected a JSON object, got {value!r}")
+        raise InvalidCase(f"{where}: expected a JSON object, got {value_repr(value)}")
     return value
 
 
 def _reject_unknown(obj: dict, where: str, known: tuple[str, ...]) -> None:
     for key in obj:
         if key not in known:
-            raise InvalidCase(f"{where}.{key}: unknown field (known: {', '.join(known)})")
+            name = key if isinstance(key, str) and key.isidentifier() else value_repr(key)
+            raise InvalidCase(f"{where}.{name}: unknown field (known: {', '.join(known)})")
 
 
 def _field(obj: dict, name: str, where: str) -> Any:
@@ -191,21 +211,21 @@ def _is_int(value: Any) -> bool:
 
 def _int64(value: Any, where: str) -> int:
     if not _is_int(value) or not INT64_MIN <= value <= INT64_MAX:
-        raise InvalidCase(f"{where}: expected an int64, got {value!r}")
+        raise InvalidCase(f"{where}: expected an int64, got {value_repr(value)}")
     return value
 
 
 def _int_list(obj: dict, name: str) -> tuple[int, ...]:
     value = _field(obj, name, "case")
     if not isinstance(value, list):
-        raise InvalidCase(f"{name}: expected a list of int64, got {value!r}")
+        raise InvalidCase(f"{name}: expected a list of int64, got {value_repr(value)}")
     return tuple(_int64(v, f"{name}[{i}]") for i, v in enumerate(value))
 
 
 def _bool(obj: dict, name: str) -> bool:
     value = _field(obj, name, "case")
     if not isinstance(value, bool):
-        raise InvalidCase(f"{name}: expected true or false, got {value!r}")
+        raise InvalidCase(f"{name}: expected true or false, got {value_repr(value)}")
     return value
 
 
@@ -215,25 +235,34 @@ def _tensor(value: Any, name: str, ordered: bool) -> TensorSpec:
     sizes = _field(obj, "sizes", name)
     if not isinstance(sizes, list) or len(sizes) > MAX_RANK:
         raise InvalidCase(
-            f"{name}.sizes: expected a list of at most {MAX_RANK} sizes, got {sizes!r}"
+            f"{name}.sizes: expected a list of at most {MAX_RANK} sizes, got {value_repr(sizes)}"
         )
     for i, s in enumerate(sizes):
         if not _is_int(s) or not 0 <= s <= MAX_SIZE:
-            raise InvalidCase(f"{name}.sizes[{i}]: expected an integer in 0..{MAX_SIZE}, got {s!r}")
+            raise InvalidCase(
+                f"{name}.sizes[{i}]: expected an integer in 0..{MAX_SIZE}, got {value_repr(s)}"
+            )
     dtype = _field(obj, "dtype", name)
-    if dtype not in DTYPE_SIZES:
-        raise InvalidCase(f"{name}.dtype: unknown dtype {dtype!r} (known: {', '.join(DTYPES)})")
+    if not isinstance(dtype, str) or dtype not in DTYPE_SIZES:
+        raise InvalidCase(
+            f"{name}.dtype: unknown dtype {value_repr(dtype)} (known: {', '.join(DTYPES)})"
+        )
     order = obj.get("dim_order")
     if order is not None:
-        if not ordered:
-            raise InvalidCase(f"{name}.dim_order: a {name} has no dim order")
         if (
             not isinstance(order, list)
             or not all(_is_int(d) for d in order)
             or sorted(order) != list(range(len(sizes)))
         ):
             raise InvalidCase(
-                f"{name}.dim_order: expected a permutation of 0..{len(sizes) - 1}, got {order!r}"
+                f"{name}.dim_order: expected a permutation of 0..{len(sizes) - 1}, "
+                f"got {value_repr(order)}"
             )
         order = tuple(order)
+        # A bias is read in its contiguous order: spelled out, that order is no error.
+        if not ordered and order != contiguous_order(len(sizes)):
+            raise InvalidCase(
+                f"{name}.dim_order: a {name} is read contiguously, so only "
+                f"{list(contiguous_order(len(sizes)))} is allowed, got {value_repr(list(order))}"
+            )
     return TensorSpec(tuple(sizes), dtype, order)

@@ -7,14 +7,14 @@ per campaign) and SARIF. The exit code is the verdict: 0 nothing new, 1 findings
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from convcheck import campaign, corpus, report
-from convcheck.engine import Engine, Finding
+from convcheck import campaign, corpus, engines, files, report
+from convcheck.findings import Finding
+from convcheck.judges import Judges
 
 
 @dataclass
@@ -45,50 +45,47 @@ class CiResult:
         return any(f.about_kernel for f in findings)
 
 
-def engines_available() -> list[tuple[str, str]]:
-    """(engine, reason it cannot run or "") for the campaign's engines, in order."""
-    atheris = importlib.util.find_spec("atheris") is not None
-    return [
-        ("random", ""),
-        ("atheris", "" if atheris else "atheris is not installed (pip install 'convcheck[fuzz]')"),
-    ]
-
-
 def run_ci(
-    engine: Engine,
+    judges: Judges,
     corpus_dir: Path,
     results_dir: Path,
-    seconds: float,
+    budget: campaign.Budget,
     seed: int,
     progress: TextIO,
 ) -> CiResult:
-    entries = corpus.load_all(corpus_dir) if corpus_dir.is_dir() else []
+    entries = corpus.load_all(corpus_dir)
     progress.write(
-        f"replaying {len(entries)} corpus entries on {engine.target or engine.revision}\n"
+        f"replaying {len(entries)} corpus entries on {judges.target or judges.revision}\n"
     )
     replayed = [
         Replayed(entry, found)
-        for entry, found in zip(entries, engine.evaluate([e.case for e in entries]), strict=True)
+        for entry, found in zip(entries, judges.evaluate([e.case for e in entries]), strict=True)
     ]
     known = {e.key for e in entries}
     new_dir = results_dir / "corpus"
     meta = {"found_by": "convcheck ci"}
     results = []
-    plan = engines_available()
-    share = seconds / sum(1 for _, why in plan if not why)
+    plan = [(name, engines.unavailable(name)) for name in engines.names(ci=True)]
+    share = budget.share(sum(1 for _, why in plan if not why))
     for name, why in plan:
         if why:
             results.append(CampaignResult(name, 0.0, 0, skipped=why))
             continue
-        progress.write(f"campaign: {name} engine for {share:.0f} s\n")
-        run = campaign.Campaign(engine, new_dir, meta, progress, known)
-        campaign.run(run, name, share, seed)
+        progress.write(f"campaign: {name} engine for {share.describe()}\n")
+        run = campaign.Campaign(judges, new_dir, meta, progress, known, share)
+        run.explore(name, seed)
         run.minimize_all(only=lambda f: f.about_kernel)
         new = run.new_findings()
         known |= {f.key for f in new}
         results.append(CampaignResult(name, run.stats.elapsed, run.stats.cases, new))
     outcome = CiResult(replayed, results)
-    results_dir.mkdir(parents=True, exist_ok=True)
-    (results_dir / "junit.xml").write_text(report.junit_xml(outcome))
-    (results_dir / "results.sarif").write_text(json.dumps(report.sarif(outcome), indent=2) + "\n")
+    write_results(results_dir, outcome)
     return outcome
+
+
+def write_results(results_dir: Path, outcome: CiResult) -> None:
+    """JUnit and SARIF, each replaced atomically: a CI system never reads half a file."""
+    files.folder(results_dir, "results folder")
+    sarif = json.dumps(report.sarif(outcome), indent=2) + "\n"
+    for name, text in (("junit.xml", report.junit_xml(outcome)), ("results.sarif", sarif)):
+        files.write_atomically(results_dir / name, text, "results folder")

@@ -1,6 +1,8 @@
 """The ``convcheck`` command: each subcommand is a function of (args, stdout, stderr).
 
-Exit codes everywhere: 0 nothing found, 1 findings, 2 a usage or set-up error.
+Exit codes everywhere: 0 nothing found, 1 findings, 2 a usage or set-up error. A 2 is one
+line on stderr; so is a bug in convcheck itself (its traceback goes to a file), since the
+exit code 1 of an uncaught exception would read as "findings".
 """
 
 from __future__ import annotations
@@ -8,14 +10,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from convcheck import model
+from convcheck import engines, files, model
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError
 from convcheck.report import format_trace
+from convcheck.validation import check_positive_int, check_seconds
 
 OK, FOUND, ERROR = 0, 1, 2
 
@@ -28,11 +33,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def load_case(path: str) -> Case:
-    try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise ConvcheckError(f"case file {path}: {e.strerror}") from None
-    return Case.loads(text, source=f"case file {path}")
+    return Case.loads(files.read_bytes(path, "case file"), source=f"case file {files.shown(path)}")
 
 
 def example_paths() -> list[Path]:
@@ -51,8 +52,8 @@ def cmd_explain(args, stdout: TextIO, stderr: TextIO) -> int:
         if args.json:
             stdout.write(json.dumps(explain_json(wrapped, findings)) + "\n")
             continue
-        stdout.write(f"== {path}\n{format_trace(wrapped, findings, args.verbose)}\n")
-        if not model.same_answer(wrapped.outcome, exact.outcome):
+        stdout.write(f"== {files.shown(path)}\n{format_trace(wrapped, findings, args.verbose)}\n")
+        if not wrapped.outcome.same_answer(exact.outcome):
             stdout.write(f"exact arithmetic: {exact.outcome.describe()}\n")
         stdout.write("\n")
     return FOUND if found else OK
@@ -74,8 +75,8 @@ def explain_json(run: model.ModelRun, findings) -> dict:
     }
 
 
-def _engine(args, use_torch: bool | None = None):
-    from convcheck.engine import Engine
+def _open_judges(args, use_torch: bool | None = None):
+    from convcheck.judges import Judges
 
     torch_wanted = not getattr(args, "no_torch", False) if use_torch is None else use_torch
     if torch_wanted:
@@ -85,7 +86,7 @@ def _engine(args, use_torch: bool | None = None):
             raise ConvcheckError(
                 "torch is not installed: pip install torch==2.13.0, or pass --no-torch"
             )
-    return Engine(
+    return Judges(
         revision=args.revision,
         target=args.target,
         jobs=args.jobs,
@@ -107,9 +108,9 @@ def _meta(args) -> dict:
 
 def cmd_judge(args, stdout: TextIO, stderr: TextIO) -> int:
     case = load_case(args.case)
-    with _engine(args) as engine:
-        judgement = engine.judge([case])[0]
-        found = engine.findings(judgement)
+    with _open_judges(args) as judges:
+        judgement = judges.judge([case])[0]
+        found = judges.findings(judgement)
     if args.json:
         data = {name: o.to_json() for name, o in judgement.outcomes().items()}
         if judgement.torch is not None:
@@ -131,17 +132,26 @@ def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
     from convcheck import campaign, corpus
     from convcheck.report import format_campaign
 
-    corpus_dir = Path(args.corpus)
-    known = set()
-    if corpus_dir.is_dir():
-        known = {e.key for e in corpus.load_all(corpus_dir)}
-    with _engine(args) as engine:
-        run = campaign.Campaign(engine, corpus_dir, _meta(args), stderr, known)
-        campaign.run(run, args.engine, args.time, args.seed)
+    corpus_dir = files.folder(Path(args.corpus), "corpus folder", probe=True)
+    known = {e.key for e in corpus.load_all(corpus_dir)}
+    with _open_judges(args) as judges:
+        run = campaign.Campaign(judges, corpus_dir, _meta(args), stderr, known, _budget(args))
+        run.explore(args.engine, args.seed)
         if not args.no_minimize:
             run.minimize_all()
     stdout.write(format_campaign(run, args) + "\n")
     return FOUND if run.new_findings(about_kernel=True) else OK
+
+
+def _budget(args):
+    """``--time``, ``--cases``, ``--until-first``: a case budget alone runs to its end, which
+    is what makes it the same campaign on any machine; with neither, the default time."""
+    from convcheck.campaign import Budget
+
+    seconds = args.time
+    if seconds is None and args.cases is None:
+        seconds = args.default_time
+    return Budget(seconds, args.cases, getattr(args, "until_first", False))
 
 
 def cmd_replay(args, stdout: TextIO, stderr: TextIO) -> int:
@@ -149,8 +159,8 @@ def cmd_replay(args, stdout: TextIO, stderr: TextIO) -> int:
 
     entries = corpus.load_all(Path(args.corpus))
     failed = 0
-    with _engine(args) as engine:
-        results = engine.evaluate([e.case for e in entries])
+    with _open_judges(args) as judges:
+        results = judges.evaluate([e.case for e in entries])
     for entry, found in zip(entries, results, strict=True):
         keys = {f.key for f in found}
         if args.expect_reproduce:
@@ -166,11 +176,11 @@ def cmd_replay(args, stdout: TextIO, stderr: TextIO) -> int:
 
 
 def cmd_minimize(args, stdout: TextIO, stderr: TextIO) -> int:
-    from convcheck.shrink import minimize
+    from convcheck.shrink import Shrinker
 
     case = load_case(args.case)
-    with _engine(args) as engine:
-        found = engine.evaluate([case])[0]
+    with _open_judges(args) as judges:
+        found = judges.evaluate([case])[0]
         if args.kind:
             found = [f for f in found if f.kind == args.kind]
         if not found:
@@ -181,14 +191,12 @@ def cmd_minimize(args, stdout: TextIO, stderr: TextIO) -> int:
             )
             return OK
         target = found[0]
-
-        def keeps(cases):
-            return [
-                any(f.signature == target.signature for f in fs) for fs in engine.evaluate(cases)
-            ]
-
-        small = minimize(case, keeps)
+        shrinker = Shrinker(judges.keeps(target.signature))
+        small = shrinker.shrink(case)
     stdout.write(f"finding: {target.describe()}\nsignature: {target.key}\n")
+    if args.verbose:
+        stdout.write(f"{shrinker.evaluations} calls, by pass in the order they ended:\n")
+        stdout.writelines(f"  {p.describe()}\n" for p in shrinker.passes)
     stdout.write(json.dumps(small.to_json(), indent=2) + "\n")
     wrapped, _, model_findings = model.classify(small, args.revision)
     stdout.write(format_trace(wrapped, model_findings) + "\n")
@@ -196,16 +204,24 @@ def cmd_minimize(args, stdout: TextIO, stderr: TextIO) -> int:
 
 
 def cmd_ci(args, stdout: TextIO, stderr: TextIO) -> int:
+    from convcheck import corpus
     from convcheck.ci import run_ci
     from convcheck.native.build import build_library
     from convcheck.report import format_ci
 
+    # Set-up errors before the build and the workers: a corpus that cannot be read, a
+    # results folder that cannot be written.
+    corpus.load_all(Path(args.corpus))
+    files.folder(Path(args.results), "results folder", probe=True)
     if args.target is None:
         build_library(args.revision, sanitized=True)
-    with _engine(args) as engine:
-        result = run_ci(engine, Path(args.corpus), Path(args.results), args.time, args.seed, stderr)
+    with _open_judges(args) as judges:
+        result = run_ci(
+            judges, Path(args.corpus), Path(args.results), _budget(args), args.seed, stderr
+        )
     stdout.write(format_ci(result) + "\n")
-    stdout.write(f"results: {args.results}/junit.xml, {args.results}/results.sarif\n")
+    results = files.shown(args.results)
+    stdout.write(f"results: {results}/junit.xml, {results}/results.sarif\n")
     return FOUND if result.failed else OK
 
 
@@ -235,30 +251,49 @@ def _judges(parser: argparse.ArgumentParser, torch_flag: bool = True) -> None:
         "(ExecuTorch 1.5.1 from PyPI; needs --revision legacy), or 'executorch-source:DIR' "
         "(an ExecuTorch checkout, built sanitized)",
     )
-    parser.add_argument("--jobs", type=_positive_int, default=1, help="worker processes per judge")
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per case in a worker")
+    parser.add_argument(
+        "--jobs",
+        type=_checked("jobs", int, check_positive_int),
+        default=1,
+        help="worker processes per judge",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_checked("timeout", float, check_seconds),
+        default=10.0,
+        help="seconds per case in a worker",
+    )
     if torch_flag:
         parser.add_argument("--no-torch", action="store_true", help="leave torch out")
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
-    return value
+def _budget_options(parser: argparse.ArgumentParser, default_time: float) -> None:
+    parser.add_argument(
+        "--time",
+        type=_checked("time", float, check_seconds),
+        help=f"seconds of campaign (default {default_time:g}; none with --cases alone)",
+    )
+    parser.add_argument(
+        "--cases",
+        type=_checked("cases", int, check_positive_int),
+        help="stop after this many judged cases (with --seed: the same campaign anywhere)",
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.set_defaults(default_time=default_time)
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive time, got {text!r}")
-    return value
+def _checked(name: str, convert: Callable, check: Callable) -> Callable[[str], object]:
+    """An option's type: the text converted, then checked by ``convcheck.validation``
+    under the option's name; its ConvcheckError passes through argparse untouched."""
+
+    def parse(text: str) -> object:
+        try:
+            value = convert(text)
+        except ValueError:
+            value = text
+        return check(name, value)
+
+    return parse
 
 
 def _parser() -> _Parser:
@@ -283,9 +318,11 @@ def _parser() -> _Parser:
 
     fuzz = sub.add_parser("fuzz", help="a campaign: live progress, a report, findings saved")
     _judges(fuzz)
-    fuzz.add_argument("--engine", default="random", choices=["random", "hypothesis", "atheris"])
-    fuzz.add_argument("--time", type=_seconds, default=30.0, help="seconds of generation")
-    fuzz.add_argument("--seed", type=int, default=0)
+    fuzz.add_argument("--engine", default="random", choices=engines.names())
+    _budget_options(fuzz, default_time=30.0)
+    fuzz.add_argument(
+        "--until-first", action="store_true", help="stop at the first new finding about the kernel"
+    )
     fuzz.add_argument("--corpus", default="corpus", help="folder for findings (default corpus/)")
     fuzz.add_argument("--no-minimize", action="store_true")
     fuzz.set_defaults(func=cmd_fuzz)
@@ -304,14 +341,14 @@ def _parser() -> _Parser:
     shrink = sub.add_parser("minimize", help="shrink a case, keeping its finding's signature")
     shrink.add_argument("case")
     shrink.add_argument("--kind", help="which finding to keep, when the case shows several")
+    shrink.add_argument("--verbose", action="store_true", help="calls and shrinks of each pass")
     _judges(shrink)
     shrink.set_defaults(func=cmd_minimize)
 
     ci = sub.add_parser("ci", help="the sanitizer CI job: replay the corpus, then a campaign")
     _judges(ci)
     ci.set_defaults(revision="current")
-    ci.add_argument("--time", type=_seconds, default=120.0, help="seconds of campaign, all engines")
-    ci.add_argument("--seed", type=int, default=0)
+    _budget_options(ci, default_time=120.0)
     ci.add_argument("--corpus", default="corpus", help="the corpus to replay (default corpus/)")
     ci.add_argument("--results", default="results", help="JUnit, SARIF and new findings go here")
     ci.set_defaults(func=cmd_ci)
@@ -334,8 +371,30 @@ def main(
         func: Callable[..., int] = args.func
         return func(args, stdout, stderr)
     except ConvcheckError as e:
-        stderr.write(f"convcheck: {e}\n")
+        stderr.write(f"convcheck: {_one_line(str(e))}\n")
         return ERROR
     except KeyboardInterrupt:
         stderr.write("convcheck: interrupted\n")
         return ERROR
+    except Exception as e:
+        stderr.write(
+            f"convcheck: internal error (a bug in convcheck): {type(e).__name__}: "
+            f"{_one_line(str(e))}; {_save_traceback()}\n"
+        )
+        return ERROR
+
+
+def _one_line(text: str, limit: int = 400) -> str:
+    """A message as one printable line, whatever the value in it held."""
+    text = " ".join(text.split()).encode("utf-8", "backslashreplace").decode()
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _save_traceback() -> str:
+    try:
+        fd, path = tempfile.mkstemp(prefix="convcheck-traceback-", suffix=".txt")
+        with open(fd, "w", errors="backslashreplace") as f:
+            f.write(traceback.format_exc())
+    except OSError:
+        return "the traceback could not be saved"
+    return f"traceback in {path}"

@@ -3,25 +3,30 @@
 A file is written atomically (a temporary file in the same folder, fsync, rename) the
 moment a finding is new, and replaced by its minimised form later, under the same name:
 the name comes from the signature, so a killed campaign leaves either the old file or the
-new one, never half of either.
+new one, never half of either (``files.write_atomically``). The loader reads regular files
+only, skips hidden ones (a concurrent writer's ``.tmp-*.json``), and refuses an entry it
+cannot vouch for (an unknown format, revision or kind; a name that is not a plain file
+name) with one error naming the file and the field.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from convcheck import files
 from convcheck.case import Case
-from convcheck.engine import FINDING_KINDS, Finding
-from convcheck.errors import ConvcheckError, InvalidCase
+from convcheck.errors import ConvcheckError, InvalidCase, value_repr
+from convcheck.findings import Finding, FindingKind
+from convcheck.model import REVISIONS
 
 FORMAT_VERSION = 1
+# A name is shown in reports, used as a test id and as a file name: nothing else.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 
 
 @dataclass(frozen=True)
@@ -62,66 +67,83 @@ def to_json(finding: Finding, revision: str, target: str | None, meta: dict[str,
 
 
 def write(directory: Path, finding: Finding, revision: str, target: str | None, meta: dict) -> Path:
-    """Write (or replace) the finding's file atomically; returns its path."""
-    directory.mkdir(parents=True, exist_ok=True)
+    """Write (or replace) the finding's file atomically; returns its path. A folder that
+    cannot take it is a ``ConvcheckError``; the entries written before stay whole."""
+    files.folder(directory, "corpus folder")
     data = to_json(finding, revision, target, meta)
-    path = directory / f"{data['name']}.json"
     text = json.dumps(data, indent=2, sort_keys=True) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; a corpus is shared
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    dir_fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-    return path
+    return files.write_atomically(directory / f"{data['name']}.json", text, "corpus folder")
 
 
 def load(path: Path) -> Entry:
     """One entry; anything malformed is a ConvcheckError naming the file and the field."""
+    return parse(files.read_bytes(path, "corpus file"), path)
+
+
+def parse(data: bytes, path: Path) -> Entry:
+    """An entry from the bytes of the file at ``path`` (which names it in errors)."""
+    where = f"corpus file {files.shown(path)}"
+    obj = files.parse_json(data, where)
+    if not isinstance(obj, dict):
+        raise ConvcheckError(f"{where}: expected a JSON object")
+    for name in ("format", "kind", "signature", "revision", "case"):
+        if name not in obj:
+            raise ConvcheckError(f"{where}: field {name!r} is missing")
+    if type(obj["format"]) is not int or obj["format"] != FORMAT_VERSION:
+        raise ConvcheckError(
+            f"{where}: format {value_repr(obj['format'])} is unknown (this convcheck reads "
+            f"format {FORMAT_VERSION})"
+        )
+    for name, known in (("kind", tuple(FindingKind)), ("revision", tuple(REVISIONS))):
+        if not isinstance(obj[name], str) or obj[name] not in known:
+            raise ConvcheckError(
+                f"{where}: {name} {value_repr(obj[name])} is unknown (known: {', '.join(known)})"
+            )
+    signature = obj["signature"]
+    if not isinstance(signature, list) or not signature or not all(map(_is_text, signature)):
+        raise ConvcheckError(
+            f"{where}: signature must be a list of strings, got {value_repr(signature)}"
+        )
+    name = obj.get("name", path.stem)
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ConvcheckError(
+            f"{where}: name {value_repr(name)} is not a plain file name (letters, digits, . _ -)"
+        )
+    target = obj.get("target")
+    if target is not None and not (isinstance(target, str) and target):
+        raise ConvcheckError(
+            f"{where}: target must be a library's path or null, got {value_repr(target)}"
+        )
+    explanation = obj.get("explanation", "")
+    if not _is_text(explanation):
+        raise ConvcheckError(f"{where}: explanation must be text, got {value_repr(explanation)}")
     try:
-        data = json.loads(path.read_text())
-    except OSError as e:
-        raise ConvcheckError(f"corpus file {path}: {e.strerror}") from None
-    except json.JSONDecodeError as e:
-        raise ConvcheckError(f"corpus file {path}: not JSON ({e.msg} at line {e.lineno})") from None
-    if not isinstance(data, dict):
-        raise ConvcheckError(f"corpus file {path}: expected a JSON object")
-    for name in ("kind", "signature", "revision", "case"):
-        if name not in data:
-            raise ConvcheckError(f"corpus file {path}: field {name!r} is missing")
-    if data["kind"] not in FINDING_KINDS:
-        raise ConvcheckError(f"corpus file {path}: kind {data['kind']!r} is unknown")
-    signature = data["signature"]
-    if not isinstance(signature, list) or not all(isinstance(s, str) for s in signature):
-        raise ConvcheckError(f"corpus file {path}: signature must be a list of strings")
-    try:
-        case = Case.from_json(data["case"])
+        case = Case.from_json(obj["case"])
     except InvalidCase as e:
-        raise ConvcheckError(f"corpus file {path}: case.{e}") from None
+        field = str(e) if str(e).startswith("case") else f"case.{e}"
+        raise ConvcheckError(f"{where}: {field}") from None
     return Entry(
-        name=data.get("name", path.stem),
-        kind=data["kind"],
+        name=name,
+        kind=obj["kind"],
         signature=tuple(signature),
-        revision=data["revision"],
-        target=data.get("target"),
+        revision=obj["revision"],
+        target=target,
         case=case,
-        explanation=data.get("explanation", ""),
+        explanation=explanation,
         path=path,
     )
 
 
 def load_all(directory: Path) -> list[Entry]:
-    if not directory.is_dir():
-        raise ConvcheckError(f"corpus folder {directory} does not exist")
-    return [load(p) for p in sorted(directory.glob("*.json"))]
+    return [load(directory / n) for n in files.json_names(directory, "corpus folder")]
+
+
+def _is_text(value: Any) -> bool:
+    """A string that can be printed: a lone surrogate (valid in JSON) cannot."""
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -192,24 +192,18 @@ def _torch_alloc(c: _Context) -> bool:
     return c.kernel.verdict == ACCEPT and c.torch_rejects("torch.alloc")
 
 
-def _same(a: Outcome, b: Outcome) -> bool:
-    if a.verdict != b.verdict:
-        return False
-    return a.verdict != ACCEPT or a.out_sizes == b.out_sizes
-
-
 def _onednn_only(c: _Context) -> bool:
     """Torch without oneDNN agrees with the kernel: torch disagrees with itself."""
     verdict = c.verdict
     if verdict is not None:
         if not verdict.torch_bug or verdict.no_onednn is None:
             return False
-        return _same(c.kernel, verdict.no_onednn)
+        return c.kernel.same_verdict(verdict.no_onednn)
     from convcheck.torch_oracle import DEFAULT_THREADS
     from convcheck.torch_oracle._checks import check_path
 
     without = check_path(c.case, threads=DEFAULT_THREADS, onednn=False).outcome
-    return not _same(c.torch, without) and _same(c.kernel, without)
+    return not c.torch.same_verdict(without) and c.kernel.same_verdict(without)
 
 
 DIFFERENCES: tuple[_Entry, ...] = (

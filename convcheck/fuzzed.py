@@ -7,8 +7,6 @@ atheris' ``FuzzedDataProvider``, so every mutation still decodes to a call.
 
 from __future__ import annotations
 
-import json
-
 from convcheck.case import Case
 from convcheck.errors import InvalidCase
 from convcheck.generate import build_case
@@ -36,8 +34,8 @@ def case_from_bytes(data: bytes) -> Case:
 
     if data[:1] == b"{":
         try:
-            return Case.from_json(json.loads(data))
-        except (ValueError, InvalidCase):
+            return Case.loads(data)
+        except InvalidCase:
             pass
     return build_case(FuzzedSource(atheris.FuzzedDataProvider(data)))
 

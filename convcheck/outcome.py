@@ -2,7 +2,9 @@
 
 ``accept(out_sizes[, values])``, ``reject(check)``, ``crash(kind, site)`` or ``hang``.
 Every judge (model, native, torch, a user's target) answers in this one type, so the
-engine compares like with like.
+engine compares like with like. Two more say the answer could not be compared:
+``abi_violation(field)``, a target's result outside its ABI (``check`` names the field),
+and ``tool_error``, convcheck's own code failed on the case (nothing about the kernel).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ ACCEPT = "accept"
 REJECT = "reject"
 CRASH = "crash"
 HANG = "hang"
+ABI_VIOLATION = "abi-violation"
+TOOL_ERROR = "tool-error"
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,14 @@ class Outcome:
     def hung(cls, detail: str = "") -> Outcome:
         return cls(HANG, detail=detail)
 
+    @classmethod
+    def abi_violation(cls, field: str, detail: str = "") -> Outcome:
+        return cls(ABI_VIOLATION, check=field, detail=detail)
+
+    @classmethod
+    def tool_error(cls, detail: str = "") -> Outcome:
+        return cls(TOOL_ERROR, detail=detail)
+
     def to_json(self) -> dict[str, Any]:
         crash = None
         if self.verdict == CRASH:
@@ -65,6 +77,39 @@ class Outcome:
             crash_site=crash.get("site"),
         )
 
+    # -- comparisons: each says which part of an answer it holds two judges to ----------
+
+    @property
+    def category(self) -> str:
+        """The part of an outcome a signature keeps: verdict and check id or crash kind."""
+        if self.verdict == REJECT:
+            return f"reject {self.check}"
+        if self.verdict == CRASH:
+            return f"crash {self.crash_kind}"
+        return self.verdict
+
+    def agrees(self, other: Outcome) -> bool:
+        """Fidelity: the same verdict, and the same check id, output sizes or crash kind."""
+        return self.category == other.category and (
+            self.verdict != ACCEPT or self.out_sizes == other.out_sizes
+        )
+
+    def same_answer(self, other: Outcome) -> bool:
+        """What a caller of the kernel sees alike: verdict, check id and output sizes (two
+        crashes are alike whatever their kind)."""
+        return (self.verdict, self.check, self.out_sizes) == (
+            other.verdict,
+            other.check,
+            other.out_sizes,
+        )
+
+    def same_verdict(self, other: Outcome) -> bool:
+        """Accepts alike with the same sizes, or rejects alike for any reason (two
+        implementations word the same rejection with different check ids)."""
+        if self.verdict != other.verdict:
+            return False
+        return self.verdict != ACCEPT or self.out_sizes == other.out_sizes
+
     def describe(self) -> str:
         if self.verdict == ACCEPT:
             return f"accept {list(self.out_sizes or ())}"
@@ -72,4 +117,6 @@ class Outcome:
             return f"reject {self.check}"
         if self.verdict == CRASH:
             return f"crash {self.crash_kind} at {self.crash_site or '?'}"
+        if self.verdict in (ABI_VIOLATION, TOOL_ERROR):
+            return f"{self.verdict}: {self.detail or self.check or '?'}"
         return "hang"

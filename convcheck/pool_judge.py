@@ -22,8 +22,13 @@ class PoolJudge:
         return self._judge(cases, "run")
 
     def close(self) -> None:
-        """Stop the workers (a later call starts new ones)."""
+        """Stop the workers (a later call starts new ones); does not wait for a batch
+        running in another thread."""
         self._pool.close()
+
+    def cancel(self) -> None:
+        """Abandon the running batch: the cases it did not finish get None."""
+        self._pool.cancel()
 
     def __enter__(self):
         return self
@@ -31,9 +36,10 @@ class PoolJudge:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _judge(self, cases: Sequence[Case], mode: str) -> list[Outcome]:
+    def _judge(self, cases: Sequence[Case], mode: str) -> list[Outcome | None]:
         requests = [{"case": case.to_json(), "mode": mode} for case in cases]
-        return [self.outcome(answer) for answer in self._pool.run(requests)]
+        answers = self._pool.run(requests)
+        return [None if answer is None else self.outcome(answer) for answer in answers]
 
     @staticmethod
     def outcome(answer: dict | Crash | Hang) -> Outcome:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from convcheck.case import Case
 from convcheck.model import ModelFinding, ModelRun, predict
 
 
@@ -34,9 +35,25 @@ def format_trace(
     return "\n".join(lines)
 
 
+def describe_case(case: Case) -> str:
+    """One line for a report: the shapes and the arguments that are not the default."""
+    parts = [f"in {list(case.input.sizes)}", f"w {list(case.weight.sizes)}"]
+    if case.bias is not None:
+        other_dtype = "" if case.bias.dtype == case.input.dtype else f" {case.bias.dtype}"
+        parts.append(f"b {list(case.bias.sizes)}{other_dtype}")
+    if case.input.dtype != "float32":
+        parts.append(case.input.dtype)
+    for name in ("stride", "padding", "dilation"):
+        parts.append(f"{name[0]}={list(getattr(case, name))}")
+    if case.transposed:
+        parts.append(f"transposed op={list(case.output_padding)}")
+    if case.groups != 1:
+        parts.append(f"groups={case.groups}")
+    return " ".join(parts)
+
+
 def format_campaign(run, args) -> str:
     """The final report: what ran, then one row per distinct finding, minimised."""
-    from convcheck.engine import describe_case
     from convcheck.known_bugs import bug_class
 
     stats = run.stats
@@ -152,7 +169,9 @@ def sarif(result) -> dict:
                 "tool": {
                     "driver": {
                         "name": "convcheck",
-                        "rules": [{"id": k, "shortDescription": {"text": k}} for k in kinds],
+                        "rules": [
+                            {"id": k, "shortDescription": {"text": k.description}} for k in kinds
+                        ],
                     }
                 },
                 "results": results,
@@ -162,7 +181,6 @@ def sarif(result) -> dict:
 
 
 def format_ci(result) -> str:
-    from convcheck.engine import describe_case
 
     lines = []
     dirty = [r for r in result.replayed if any(f.about_kernel for f in r.findings)]

@@ -3,18 +3,32 @@
 A ``WorkerPool`` hands batches of JSON requests to worker processes and returns one
 result per request, in order: the handler's dict, a ``Crash`` (the process died, or the
 handler raised) or a ``Hang`` (no result within the timeout). A worker that crashes or
-hangs is killed and replaced, and the batch carries on with the next request.
+hangs is killed and replaced, and the batch carries on with the next request. A batch
+can be abandoned (``cancel``, a ``deadline``): busy workers are killed at once, and the
+requests that did not finish come back as None.
+
+Every process a worker starts is reaped with it: the parent is a child subreaper
+(PR_SET_CHILD_SUBREAPER), so a target's child that calls setsid and outlives its worker
+comes back to the parent, which knows it by its session or by a marker in its
+environment, and kills and reaps it. (A process that leaves the session *and* clears its
+environment escapes; so does everything if the parent itself is SIGKILLed, which only a
+cgroup would contain.) A worker that cannot be restarted after a crash (a library whose
+constructor fails on a later load) is no set-up error: while other workers run, the pool
+carries on without it; when none is left, each request left gets a ``restart-failed``
+Crash. Only a pool whose very first worker cannot start raises.
 
 The worker's side, and the protocol between the two, is ``convcheck/_worker_main.py``.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import queue
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -23,16 +37,25 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from convcheck.errors import ConvcheckError
+from convcheck.sanitizer import classify, python_fault_site
+from convcheck.validation import check_positive_int, check_seconds
 
-__all__ = ["Crash", "Hang", "WorkerPool", "WorkerSpec"]
+__all__ = [
+    "Crash",
+    "Hang",
+    "WorkerPool",
+    "WorkerSpec",
+    "own_session",
+    "private_temporary_directory",
+]
 
 _WORKER_MAIN = str(Path(__file__).with_name("_worker_main.py"))
 _REPORT_LIMIT = 8192  # characters of a crash's output kept in Crash.report
@@ -46,6 +69,11 @@ _WINDOW = 64
 # worker's RSS itself, this often (seconds).
 _RSS_INTERVAL = 0.1
 _NAME = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
+# In every worker's environment, inherited by what it starts: tells its descendants apart
+# from the parent's other children once they are orphans.
+_MARKER = "CONVCHECK_SANDBOX_WORKER"
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
 
 
 @dataclass(frozen=True)
@@ -105,7 +133,8 @@ class Crash:
 
     ``kind`` comes from a sanitizer report when there is one ("heap-buffer-overflow READ",
     "signed-integer-overflow", "SEGV null", "out-of-memory"), else from the signal
-    ("SIGSEGV"), else "exit"; a handler's exception is "python-exception". ``site`` says
+    ("SIGSEGV"), else "exit"; a handler's exception is "python-exception", and a result
+    pipe that carried something other than results "corrupt-result". ``site`` says
     where ("conv_check_bias kernel.c:41", "ValueError: message"), or is "".
     ``report`` is the end of what the worker printed while it served the request.
     """
@@ -159,17 +188,21 @@ class WorkerPool:
     def __init__(self, spec: WorkerSpec, jobs: int = 1, timeout: float = 5.0) -> None:
         if not isinstance(spec, WorkerSpec):
             raise ConvcheckError(f"spec {spec!r} is not a WorkerSpec")
-        if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-            raise ConvcheckError(f"jobs {jobs!r} is not a positive integer")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            raise ConvcheckError(f"timeout {timeout!r} is not a positive number of seconds")
         self.spec = spec
-        self.jobs = jobs
-        self.timeout = float(timeout)
+        self.jobs = check_positive_int("jobs", jobs)
+        self.timeout = check_seconds("timeout", timeout)
         self._env = _worker_env(spec)
         self._workers: list[_Worker] = []
         # weakref.finalize also registers itself with atexit.
         weakref.finalize(self, _stop_all, self._workers)
+        self._ever_ready = False  # a worker has started: a later start failure is no set-up error
+        self._lock = threading.Lock()  # held by the running batch
+        self._batch_thread: int | None = None
+        self._cancelled = False
+        self._close_after_batch = False
+        self._wake_read, self._wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        weakref.finalize(self, _close_fds, self._wake_read, self._wake_write)
+        _become_subreaper()
 
     def __enter__(self) -> WorkerPool:
         return self
@@ -177,19 +210,58 @@ class WorkerPool:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def close(self) -> None:
-        """Kill and reap every worker; a later ``run`` starts new ones."""
-        _stop_all(self._workers)
+    def cancel(self) -> None:
+        """Abandon the running batch at once (its busy workers are killed) and return no
+        result from any ``run`` until ``close``. Safe from another thread or a signal
+        handler."""
+        self._cancelled = True
+        with suppress(BlockingIOError):
+            os.write(self._wake_write, b"c")
 
-    def run(self, requests: Sequence[dict[str, Any]]) -> list[dict[str, Any] | Crash | Hang]:
-        """One result per request, in order: the handler's dict, a Crash or a Hang."""
+    def close(self) -> None:
+        """Kill and reap every worker; a later ``run`` starts new ones.
+
+        A batch running in another thread is cancelled first, so this does not wait for
+        a request that hangs. Called from a signal handler during a batch, the batch
+        stops its workers on its way out.
+        """
+        self.cancel()
+        if self._batch_thread == threading.get_ident():
+            self._close_after_batch = True
+            return
+        with self._lock:
+            self._reset()
+
+    def run(
+        self, requests: Sequence[dict[str, Any]], deadline: float | None = None
+    ) -> list[dict[str, Any] | Crash | Hang | None]:
+        """One result per request, in order: the handler's dict, a Crash or a Hang.
+
+        None for a request left unfinished because the batch was cancelled or reached
+        ``deadline`` (a ``time.monotonic()`` time).
+        """
         lines = [_encode(index, request) for index, request in enumerate(requests)]
-        try:
-            return _Batch(self, lines).run()
-        except BaseException:
-            # Ctrl-C, a worker that cannot start: no worker is left holding requests.
-            self.close()
-            raise
+        with self._lock:
+            self._batch_thread = threading.get_ident()
+            try:
+                if self._cancelled:
+                    return [None] * len(lines)
+                return _Batch(self, lines, deadline).run()
+            except BaseException:
+                # Ctrl-C, a worker that cannot start: no worker is left holding requests.
+                _stop_all(self._workers)
+                raise
+            finally:
+                self._batch_thread = None
+                if self._close_after_batch:
+                    self._reset()
+
+    def _reset(self) -> None:
+        _stop_all(self._workers)
+        self._cancelled = self._close_after_batch = False
+        with suppress(BlockingIOError):
+            while os.read(self._wake_read, 64):
+                pass
 
     def _start_worker(self) -> _Worker:
         start = {
@@ -203,11 +275,17 @@ class WorkerPool:
         return _Worker(self._env, (json.dumps(start) + "\n").encode())
 
 
+def _close_fds(*fds: int) -> None:
+    for fd in fds:
+        os.close(fd)
+
+
 class _Batch:
     """One ``run``: hands the requests to the pool's workers and collects the results."""
 
-    def __init__(self, pool: WorkerPool, lines: list[bytes]) -> None:
+    def __init__(self, pool: WorkerPool, lines: list[bytes], deadline: float | None) -> None:
         self.pool = pool
+        self.deadline = float("inf") if deadline is None else deadline
         self.workers = pool._workers
         self.lines = lines
         self.results: list[Any] = [None] * len(lines)
@@ -216,17 +294,27 @@ class _Batch:
         self.rss_limit_mb = pool.spec.memory_limit_mb if pool.spec.sanitized else None
         self.rss_check_at = 0.0
 
-    def run(self) -> list[dict[str, Any] | Crash | Hang]:
-        for worker in [w for w in self.workers if w.process.poll() is not None]:
+    def run(self) -> list[dict[str, Any] | Crash | Hang | None]:
+        for worker in [w for w in self.workers if w.exited()]:
             # Died while idle: no request to blame, so just replace it.
             worker.stop()
             self.workers.remove(worker)
         while len(self.workers) < min(self.pool.jobs, self.left):
             self.workers.append(self.pool._start_worker())
         while self.left:
+            if self.pool._cancelled or time.monotonic() >= self.deadline:
+                self._abandon()
+                break
             self._feed()
             self._wait()
         return self.results
+
+    def _abandon(self) -> None:
+        """Kill the workers that hold requests or are starting; the idle ones stay."""
+        for worker in [w for w in self.workers if w.held or not w.ready]:
+            worker.stop()
+            self.workers.remove(worker)
+        self.left = 0
 
     def _feed(self) -> None:
         now = time.monotonic()
@@ -244,10 +332,12 @@ class _Batch:
 
     def _wait(self) -> None:
         poller = select.poll()
+        poller.register(self.pool._wake_read, select.POLLIN)
         owners: dict[int, _Worker] = {}
         for worker in self.workers:
-            poller.register(worker.result_fd, select.POLLIN)
-            owners[worker.result_fd] = worker
+            for fd in (worker.result_fd, worker.exit_fd):
+                poller.register(fd, select.POLLIN)
+                owners[fd] = worker
             if worker.outgoing:
                 poller.register(worker.request_fd, select.POLLOUT)
                 owners[worker.request_fd] = worker
@@ -255,23 +345,27 @@ class _Batch:
         if self.rss_limit_mb is not None:
             deadline = min(deadline, self.rss_check_at)
         assert deadline < float("inf"), "requests left, but no worker holds or awaits any"
+        deadline = min(deadline, self.deadline)
         for fd, _ in poller.poll(max(0.0, deadline - time.monotonic()) * 1000 + 1):
+            if fd == self.pool._wake_read:
+                continue  # the loop in run() sees why
             worker = owners[fd]
             if worker not in self.workers:
                 continue  # replaced earlier in this loop; the fd number may be reused
-            if fd == worker.result_fd:
-                self._receive(worker)
-            else:
+            if fd == worker.request_fd:
                 worker.flush()
+            else:
+                self._receive(worker, exited=fd == worker.exit_fd)
         now = time.monotonic()
         if self.rss_limit_mb is not None and now >= self.rss_check_at:
             self._check_rss(self.rss_limit_mb)
             self.rss_check_at = now + _RSS_INTERVAL
         for worker in list(self.workers):
-            if worker.deadline(self.pool.timeout) > now:
+            if worker not in self.workers or worker.deadline(self.pool.timeout) > now:
                 continue
             if not worker.ready:
-                raise self._start_failed(worker, f"not ready within {_START_TIMEOUT:g} s")
+                self._start_failed(worker, f"not ready within {_START_TIMEOUT:g} s")
+                continue
             worker.stop()
             self._replace(worker, Hang(self.pool.timeout))
 
@@ -284,27 +378,59 @@ class _Batch:
                 report = (output + note)[-_REPORT_LIMIT:]
                 self._replace(worker, Crash("out-of-memory", "", "SIGKILL", None, report))
 
-    def _receive(self, worker: _Worker) -> None:
-        data = os.read(worker.result_fd, 1 << 16)
-        if not data:
-            if not worker.ready:
-                raise self._start_failed(worker)
-            output = worker.stop()
-            self._replace(worker, _crash(worker.process.returncode, output))
-            return
+    def _receive(self, worker: _Worker, exited: bool = False) -> None:
+        """Take the worker's results; once it has ``exited``, all it wrote, then its death.
+
+        Its death is seen from its exit, not only from the end of its result pipe: a
+        child the target forked may hold that pipe open.
+        """
+        while True:
+            try:
+                data = os.read(worker.result_fd, 1 << 16)
+            except BlockingIOError:
+                if not exited:
+                    return
+                data = b""
+            if not data:
+                if not worker.ready:
+                    self._start_failed(worker)
+                    return
+                output = worker.stop()
+                self._replace(worker, _crash(worker.process.returncode, output))
+                return
+            if not self._take(worker, data) or not exited:
+                return
+
+    def _take(self, worker: _Worker, data: bytes) -> bool:
+        """The complete lines in ``data``; False if they made the worker stop."""
         *lines, worker.partial = (worker.partial + data).split(b"\n")
         for line in lines:
             if worker.ready:
-                self.results[worker.held.popleft()] = _decode(line)
+                result = _decode(line)
+                if result is None:
+                    # Only the worker knows where its result pipe is: something in it
+                    # went looking, or scribbled over memory.
+                    note = f"convcheck: not a result on the result pipe: {line[:200]!r}\n"
+                    report = (worker.stop() + note)[-_REPORT_LIMIT:]
+                    self._replace(worker, Crash("corrupt-result", "", None, None, report))
+                    return False
+                self.results[worker.held.popleft()] = result
                 self.left -= 1
             elif line == b"S":
                 worker.ready = True
+                self.pool._ever_ready = True
             else:
-                raise self._start_failed(worker, line[1:].decode(errors="replace"))
+                self._start_failed(worker, line[1:].decode(errors="replace"))
+                return False
         worker.since = time.monotonic()
+        return True
 
-    def _start_failed(self, worker: _Worker, reason: str | None = None) -> ConvcheckError:
-        """Stop a worker that never got ready; the error says why (else how it died)."""
+    def _start_failed(self, worker: _Worker, reason: str | None = None) -> None:
+        """Stop a worker that never got ready, and go on without it while others run.
+
+        With none left: a ConvcheckError (saying why, else how it died) if no worker of
+        this pool ever started, else every request left gets a ``restart-failed`` Crash.
+        """
         output = worker.stop()
         self.workers.remove(worker)
         if reason is None:
@@ -313,12 +439,27 @@ class _Batch:
             reason = crash.describe()
             if crash.kind == "exit" and last:
                 reason += f": {last[0]}"
-        return ConvcheckError(f"worker for {self.pool.spec.describe()} failed to start: {reason}")
+        if self.workers:
+            return
+        if not self.pool._ever_ready:
+            raise ConvcheckError(
+                f"worker for {self.pool.spec.describe()} failed to start: {reason}"
+            )
+        report = f"{output[-_REPORT_LIMIT // 2 :]}convcheck: no worker could restart: {reason}\n"
+        failed = Crash("restart-failed", "", None, None, report)
+        for index in self.unsent:
+            self.results[index] = failed
+        self.unsent.clear()
+        self.left = 0
 
     def _replace(self, worker: _Worker, outcome: Crash | Hang) -> None:
-        """Give the stopped worker's oldest request its outcome, and its others back."""
-        self.results[worker.held.popleft()] = outcome
-        self.left -= 1
+        """Give the stopped worker's oldest request its outcome, and its others back.
+
+        A worker that held none (it died between requests) has no request to blame.
+        """
+        if worker.held:
+            self.results[worker.held.popleft()] = outcome
+            self.left -= 1
         self.unsent.extendleft(reversed(worker.held))
         position = self.workers.index(worker)
         if self.unsent:
@@ -330,7 +471,12 @@ class _Batch:
 class _Worker:
     """One worker process, the parent's ends of its pipes, and the requests it holds."""
 
+    _count = 0
+
     def __init__(self, env: dict[str, str], start_line: bytes) -> None:
+        _Worker._count += 1
+        self.marker = f"{os.getpid()}.{_Worker._count}"
+        env = {**env, _MARKER: self.marker}
         # The worker's stdout and stderr: emptied by the worker before each request.
         self.output = tempfile.TemporaryFile()
         request_read, self.request_fd = os.pipe()
@@ -355,6 +501,8 @@ class _Worker:
             os.close(request_read)
             os.close(result_write)
         os.set_blocking(self.request_fd, False)
+        os.set_blocking(self.result_fd, False)
+        self.exit_fd = os.pidfd_open(self.process.pid)  # readable once the worker has exited
         self.started = time.monotonic()
         self.ready = False
         self.held: deque[int] = deque()  # indices of the requests sent, oldest first
@@ -366,6 +514,10 @@ class _Worker:
         if not self.ready:
             return self.started + _START_TIMEOUT
         return self.since + timeout if self.held else float("inf")
+
+    def exited(self) -> bool:
+        """Dead, but not reaped yet (so that stop() can still find what it left)."""
+        return bool(select.select([self.exit_fd], [], [], 0)[0])
 
     def rss_mb(self) -> int:
         # Safe to read by pid: an unreaped child's pid cannot be reused.
@@ -384,13 +536,27 @@ class _Worker:
         del self.outgoing[:written]
 
     def stop(self) -> str:
-        """Kill the worker's process group, reap it; return the end of what it printed."""
+        """Kill the worker and everything it started, reap them; return the end of what
+        the worker printed."""
+        pid = self.process.pid
+        killed = set()
         if self.process.returncode is None:
+            # Its descendants first, while they are still known by their parent.
+            killed = _descendants(pid)
+            for descendant in killed:
+                with suppress(ProcessLookupError):
+                    os.kill(descendant, signal.SIGKILL)
             with suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGKILL)
+                os.killpg(pid, signal.SIGKILL)
+        # Dead but not reaped: its pid, the session id its descendants are known by, cannot
+        # be reused while they are looked for.
+        with suppress(ChildProcessError):
+            os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+        _reap_orphans(killed, session=pid, marker=f"{_MARKER}={self.marker}".encode())
         self.process.wait()
         os.close(self.request_fd)
         os.close(self.result_fd)
+        os.close(self.exit_fd)
         with self.output:
             fd = self.output.fileno()
             size = os.fstat(fd).st_size
@@ -401,6 +567,120 @@ class _Worker:
 def _stop_all(workers: list[_Worker]) -> None:
     while workers:
         workers.pop().stop()
+
+
+# -- descendants ----------------------------------------------------------------------------
+
+
+def _libc_prctl() -> Callable[..., int]:
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    prctl.restype = ctypes.c_int
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    return prctl
+
+
+_prctl = _libc_prctl()  # resolved here: _die_with_parent runs between fork and exec
+_subreaper_pid: int | None = None
+
+
+def _become_subreaper() -> None:
+    """Orphaned descendants of this process become its children, not init's."""
+    global _subreaper_pid
+    if _subreaper_pid != os.getpid():
+        _prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        _subreaper_pid = os.getpid()
+
+
+def own_session() -> dict[str, Any]:
+    """``subprocess.Popen`` arguments for a child in a session of its own (Ctrl-C at the
+    terminal is this process's to handle) that is SIGKILLed when this process dies
+    (PR_SET_PDEATHSIG; start it from a thread that lives as long as the child)."""
+    return {"start_new_session": True, "preexec_fn": _die_with_parent(os.getpid())}
+
+
+def _die_with_parent(parent: int) -> Callable[[], None]:
+    def preexec() -> None:  # between fork and exec: system calls only
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return preexec
+
+
+def _children(pid: int) -> set[int]:
+    found: set[int] = set()
+    with suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with suppress(OSError), open(f"/proc/{pid}/task/{task}/children") as children:
+                found.update(int(child) for child in children.read().split())
+    return found
+
+
+def _descendants(pid: int) -> set[int]:
+    found: set[int] = set()
+    pending = [pid]
+    while pending:
+        for child in _children(pending.pop()) - found:
+            found.add(child)
+            pending.append(child)
+    return found
+
+
+def _started_by_worker(pid: int, session: int, marker: bytes) -> bool:
+    """In the worker's session, or (after a setsid) still carrying its marker."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            if int(stat.read().rpartition(")")[2].split()[3]) == session:
+                return True
+        with open(f"/proc/{pid}/environ", "rb") as environ:
+            return marker in environ.read().split(b"\0")
+    except (OSError, IndexError, ValueError):
+        return False
+
+
+def _reap_orphans(killed: set[int], session: int, marker: bytes) -> None:
+    """Kill and reap what a dead worker left behind: its descendants come to this process
+    (the subreaper) as their parents die, one generation at a time."""
+    while True:
+        pending = {
+            child
+            for child in _children(os.getpid()) - {session}  # the worker: its Popen reaps it
+            if child in killed or _started_by_worker(child, session, marker)
+        }
+        if not pending:
+            return
+        for pid in pending:
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in pending:
+            with suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+
+@contextmanager
+def private_temporary_directory(prefix: str) -> Iterator[Path]:
+    """A temporary directory named ``<prefix><pid>-...``, removed on the way out.
+
+    A process killed with SIGKILL cannot clean up: the folders of dead owners with this
+    prefix are removed here, the next time one is made.
+    """
+    root = Path(tempfile.gettempdir())
+    for left in root.glob(f"{prefix}*"):
+        owner = left.name[len(prefix) :].partition("-")[0]
+        if owner.isdigit() and not _alive(int(owner)):
+            shutil.rmtree(left, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix=f"{prefix}{os.getpid()}-") as folder:
+        yield Path(folder)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class _Spawner:
@@ -476,13 +756,21 @@ def _encode(index: int, request: dict[str, Any]) -> bytes:
         raise ConvcheckError(f"request {index} is not JSON-able: {exc}") from None
 
 
-def _decode(line: bytes) -> dict[str, Any] | Crash:
-    tag, body = line[:1], line[1:]
+def _decode(line: bytes) -> dict[str, Any] | Crash | None:
+    """A worker's result line as a result, or None when it is not one."""
+    tag = line[:1]
+    try:
+        message = json.loads(line[1:])
+    except ValueError:
+        return None
+    if not isinstance(message, dict):
+        return None
     if tag == b"R":
-        return json.loads(body)
-    assert tag == b"E", line
-    failure = json.loads(body)
-    return Crash("python-exception", failure["site"], None, None, failure["report"])
+        return message
+    site, report = message.get("site"), message.get("report")
+    if tag != b"E" or not isinstance(site, str) or not isinstance(report, str):
+        return None
+    return Crash("python-exception", site, None, None, report)
 
 
 def _signal_name(number: int) -> str:
@@ -496,170 +784,9 @@ def _crash(returncode: int, output: str) -> Crash:
     """The Crash for a worker that died with ``returncode`` after printing ``output``."""
     signal_name = _signal_name(-returncode) if returncode < 0 else None
     exit_status = returncode if returncode >= 0 else None
-    found = _classify(output)
+    found = classify(output)
     if found is None:
-        kind, site = signal_name or "exit", _python_fault_site(output)
+        kind, site = signal_name or "exit", python_fault_site(output)
     else:
         kind, site = found
     return Crash(kind, site, signal_name, exit_status, output[-_REPORT_LIMIT:])
-
-
-# -- sanitizer reports ------------------------------------------------------------------
-
-_UBSAN_ERROR = re.compile(r"^(?P<where>.*?): runtime error: (?P<message>.*)$", re.M)
-_SANITIZER_ERROR = re.compile(r"ERROR: (?P<tool>\w+)Sanitizer: (?P<message>.*)$", re.M)
-# Dying of its RSS limit, ASan prints no "ERROR:" line.
-_RSS_EXHAUSTED = re.compile(r"Sanitizer: hard rss limit exhausted.*$", re.M)
-_FRAME_LINE = re.compile(r"\s*#\d+ 0x")
-_FRAME = re.compile(
-    r"\s*#\d+ 0x[0-9a-fA-F]+\s+(?:in (?P<function>.+?)\s+)?"
-    r"(?:(?P<file>[^\s()]+?):(?P<line>\d+)(?::\d+)?|\([^)]*\))"
-    r"(?: \(BuildId: [0-9a-fA-F]+\))?\s*"
-)
-# Frames of the sanitizer runtime and libc (interceptors, malloc): never the site.
-_RUNTIME_FRAME = re.compile(
-    r"__interceptor_|__asan_|__ubsan_|__sanitizer_|__lsan_|libsanitizer|sanitizer_common"
-    r"|compiler-rt|/sysdeps/|lib(?:asan|ubsan|lsan|c)\.so"
-)
-_LOCATION = re.compile(r"(?P<file>.+?):(?P<line>\d+)(?::\d+)?")
-_UBSAN_KINDS = [
-    (re.compile(pattern), kind)
-    for pattern, kind in (
-        (r"^signed integer overflow", "signed-integer-overflow"),
-        (r"^negation of .* cannot be represented", "signed-integer-overflow"),
-        (r"^division of .* by -1 cannot be represented", "signed-integer-overflow"),
-        (r"^unsigned integer overflow", "unsigned-integer-overflow"),
-        (r"division by zero", "division-by-zero"),
-        (r"^shift exponent", "shift-exponent"),
-        (r"^left shift of", "shift-base"),
-        (r"^applying (?:non-)?zero offset|^pointer index expression", "pointer-overflow"),
-        (r"^(?:addition|subtraction) of unsigned offset", "pointer-overflow"),
-        (r"null pointer of type", "null-pointer-use"),
-        (r"misaligned address", "misaligned-pointer-use"),
-        (r"out of bounds for type", "out-of-bounds-index"),
-        (r"is outside the range of representable values", "float-cast-overflow"),
-        (r"^load of value .*, which is not a valid value", "invalid-value-load"),
-        (r"^variable length array bound", "vla-bound"),
-        (r"unreachable program point", "unreachable"),
-        (r"end of a value-returning function", "missing-return"),
-        (r"^null pointer passed as argument", "nonnull-argument"),
-        (r"^null pointer returned from function", "returns-nonnull"),
-        (r"^passing zero to", "invalid-builtin-use"),
-        (r"insufficient space for an object", "object-size"),
-        (r"^implicit conversion", "implicit-conversion"),
-    )
-]
-_DEADLY_SIGNAL = re.compile(r"(SEGV|BUS|FPE|ILL) on unknown address(?: (0x[0-9a-fA-F]+))?")
-_OUT_OF_MEMORY = re.compile(
-    r"out of memory|requested allocation size|exceeds maximum supported size"
-    r"|allocator exceeded the RSS limit|RSS limit exceeded"
-)
-_ASAN_PHRASES = (
-    ("attempting double-free", "double-free"),
-    ("attempting free on address which was not malloc()-ed", "bad-free"),
-    ("calloc parameters overflow", "calloc-overflow"),
-    ("reallocarray parameters overflow", "reallocarray-overflow"),
-    ("pvalloc parameters overflow", "pvalloc-overflow"),
-    ("invalid alignment requested", "invalid-allocation-alignment"),
-    ("detected memory leaks", "memory-leak"),
-)
-_HYPHENATED = re.compile(r"[a-z]+(?:-[a-z]+)+")
-_ACCESS = re.compile(r"(READ|WRITE) of size")
-_TOOLS = {"Address": "asan", "UndefinedBehavior": "ubsan", "Leak": "lsan"}
-_PYTHON_FRAME = re.compile(
-    r'^  File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<function>\S+)', re.M
-)
-
-
-def _classify(output: str) -> tuple[str, str] | None:
-    """``(kind, site)`` of the first sanitizer report in ``output``, or None."""
-    found = [
-        match
-        for match in (
-            _UBSAN_ERROR.search(output),
-            _SANITIZER_ERROR.search(output),
-            _RSS_EXHAUSTED.search(output),
-        )
-        if match
-    ]
-    if not found:
-        return None
-    first = min(found, key=lambda match: match.start())
-    following = output[first.end() :].split("\n")[1:]
-    if first.re is _UBSAN_ERROR:
-        # UBSan prints its stack right under the message, if at all.
-        frames = _stack(following, skip=0)
-        return _ubsan_kind(first["message"]), _ubsan_site(first["where"], frames)
-    # ASan prints a few lines ("READ of size 4 ...", hints) before its stack.
-    frames = _stack(following, skip=4)
-    if first.re is _RSS_EXHAUSTED:
-        return "out-of-memory", _site(frames)
-    return _sanitizer_kind(first["tool"], first["message"], following[:3]), _site(frames)
-
-
-def _stack(lines: list[str], skip: int) -> list[re.Match | None]:
-    """The parsed frames of the stack trace that starts after at most ``skip`` lines."""
-    frames: list[re.Match | None] = []
-    for number, line in enumerate(lines):
-        if _FRAME_LINE.match(line):
-            frames.append(_FRAME.fullmatch(line))
-        elif frames or number >= skip:
-            break
-    return frames
-
-
-def _ubsan_kind(message: str) -> str:
-    for pattern, kind in _UBSAN_KINDS:
-        if pattern.search(message):
-            return kind
-    return "ubsan"
-
-
-def _ubsan_site(where: str, frames: list[re.Match | None]) -> str:
-    location = _LOCATION.fullmatch(where)
-    parts = []
-    if frames and frames[0] and frames[0]["function"]:
-        parts.append(frames[0]["function"])
-    if location:
-        parts.append(f"{os.path.basename(location['file'])}:{location['line']}")
-    return " ".join(parts)
-
-
-def _sanitizer_kind(tool: str, message: str, following: list[str]) -> str:
-    deadly = _DEADLY_SIGNAL.match(message)
-    if deadly:
-        name, address = deadly.groups()
-        # The zero page: a null pointer, or a small offset from one.
-        if name == "SEGV" and address is not None and int(address, 16) < 4096:
-            return "SEGV null"
-        return name
-    if _OUT_OF_MEMORY.search(message):
-        return "out-of-memory"
-    for phrase, kind in _ASAN_PHRASES:
-        if message.startswith(phrase):
-            return kind
-    named = _HYPHENATED.match(message)
-    if named is None:
-        return _TOOLS.get(tool, tool.lower())
-    access = next((m for m in map(_ACCESS.match, following) if m), None)
-    return f"{named[0]} {access[1]}" if access else named[0]
-
-
-def _site(frames: list[re.Match | None]) -> str:
-    """The first frame of the program's own code: "function file.c:line", or "function"."""
-    fallback = ""
-    for frame in frames:
-        if frame is None or not frame["function"] or _RUNTIME_FRAME.search(frame[0]):
-            continue
-        if frame["file"]:
-            return f"{frame['function']} {os.path.basename(frame['file'])}:{frame['line']}"
-        fallback = fallback or frame["function"]
-    return fallback
-
-
-def _python_fault_site(output: str) -> str:
-    """Innermost Python frame of a faulthandler traceback ("function file.py:line"), or ""."""
-    frame = _PYTHON_FRAME.search(output)
-    if frame is None:
-        return ""
-    return f"{frame['function']} {os.path.basename(frame['file'])}:{frame['line']}"

@@ -2,53 +2,156 @@
 
 Design rules, after Hypothesis' shrinker:
 
-* Passes are explicit, ordered and deterministic. Each proposes candidates from the
-  current case, simplest first, and the first candidate that keeps the signature wins.
-* Try special values first (no bias, contiguous, float32, 0, 1, -1, 2, powers of two,
-  the int32 bounds) and only then walk toward them by halving.
+* Passes are explicit, named and deterministic. Each tries candidates built from the
+  current case, simplest first; a candidate that keeps the signature becomes the current
+  case at once. Rounds over all passes repeat until none makes progress.
 * Keeping the *signature*, not just "some finding", is what stops a shrink from sliding
   from one bug to another.
-* Candidates go to the judges in small batches: native and torch answer a batch of ten
-  for little more than the price of one.
+* Simplest means simplest *valid*: every parameter moves toward the value a person would
+  write (stride and dilation 1, padding 0, sizes 1, groups 1, no bias, float32,
+  contiguous), so a minimised case is wrong in the one way that matters and in no other.
+  A value outside the valid range is simpler the nearer it is to it.
+* An integer tries one or two special values first (its simplest valid value, then the
+  nearest invalid one), then one step toward them; if that step keeps (or the value is
+  small), ``find_integer`` searches outward from the simplest value (a probe that doubles
+  its distance, then bisection) for the nearest value that keeps. A wide value that
+  cannot move costs one call; a threshold at 2^62 costs about 125, not one call per
+  candidate on the way.
+* Two passes escape local minima where integers are tied together, as Hypothesis does
+  for duplicated and related choices: equal integers (an input's channels and the
+  weight's size(0)) move as one; and a size is lowered while a wide integer is raised to
+  its extreme (a product that must overflow: w.size(1) 3 with groups 3074457345618258603
+  becomes 2 with 2^62 once the integer passes take groups down again).
+* Every pass counts its calls and its shrinks. After each round, passes that have never
+  shrunk anything move to the end, so the budget goes to the passes that work.
+* The budget (calls, seconds) is checked before each candidate: a slow judge or a long
+  pass cannot overrun it. What was reached so far is kept.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
 
-from convcheck.case import MAX_SIZE, Case, TensorSpec, channels_last_order
-from convcheck.fixedint import INT64_MAX, INT64_MIN
+from convcheck.case import Case, TensorSpec, channels_last_order
+from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN
+
+__all__ = ["Keeps", "ShrinkPass", "Shrinker", "find_integer", "minimize"]
 
 Keeps = Callable[[list[Case]], list[bool]]
-_BATCH = 12
-_PARAMS = ("stride", "padding", "dilation", "output_padding")
-_SPECIAL_INTS = (0, 1, -1, 2, -2, 3)
+
+# The simplest valid value of each integer parameter.
+_PARAM_TARGETS = {"stride": 1, "padding": 0, "dilation": 1, "output_padding": 0}
+_TENSORS = ("input", "weight", "bias", "out")
+# Values this near their target are searched even when one step toward it fails.
+_SMALL = 64
 
 
-def _simplicity(value: int) -> tuple[int, bool]:
-    """Smaller magnitude is simpler; at equal magnitude, the positive value."""
-    return (abs(value), value < 0)
+def find_integer(f: Callable[[int], bool]) -> int:
+    """An ``n`` with ``f(n)`` true and ``f(n + 1)`` false; ``f(0)`` is taken as true.
+
+    Tries 1, 2, 4, 8, ... until ``f`` fails, then bisects between the last success and
+    the first failure: about ``2 * log2(n)`` calls, and one call when ``f(1)`` fails.
+    Where ``f`` is not monotone the answer is a local one, which is all a shrinker needs.
+    """
+    lo, hi = 0, 1
+    while f(hi):
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if f(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
-def simpler_ints(value: int) -> list[int]:
-    """Candidates for an int64, simplest first, each strictly simpler than ``value``."""
-    sign = -1 if value < 0 else 1
-    powers = [sign * (2**k + d) for k in range(2, 64) for d in (-1, 0, 1)]
-    candidates = [*_SPECIAL_INTS, *powers, value // 2, value - sign, -value]
-    out: list[int] = []
-    for c in candidates:
-        if INT64_MIN <= c <= INT64_MAX and _simplicity(c) < _simplicity(value) and c not in out:
-            out.append(c)
-    return out
+def _simplicity(v: int, target: int, low: int) -> tuple[bool, int, bool]:
+    """Valid before invalid, then nearer the target, then above it before below."""
+    return (v < low, abs(v - target), v < target)
 
 
-def simpler_sizes(value: int) -> list[int]:
-    return [v for v in simpler_ints(value) if 0 <= v <= MAX_SIZE]
+@dataclass(frozen=True)
+class _Slot:
+    """One integer of a case: its value, what it shrinks toward, and how to replace it."""
+
+    value: int
+    target: int  # the simplest valid value
+    low: int  # the smallest valid value
+    put: Callable[[Case, int], Case]  # the case with this integer replaced
+
+    def key(self, v: int) -> tuple[bool, int, bool]:
+        return _simplicity(v, self.target, self.low)
+
+    def specials(self) -> list[int]:
+        """The target, then the invalid value nearest the valid range; each only when it
+        is simpler than the value it would replace."""
+        return [v for v in (self.target, self.low - 1) if self.key(v) < self.key(self.value)]
 
 
-def _with_sizes(t: TensorSpec, sizes: tuple[int, ...]) -> TensorSpec:
-    return TensorSpec(sizes, t.dtype, t.dim_order)
+def _put_size(case: Case, v: int, name: str, d: int) -> Case:
+    t = getattr(case, name)
+    return case.replace(
+        **{name: TensorSpec(t.sizes[:d] + (v,) + t.sizes[d + 1 :], t.dtype, t.dim_order)}
+    )
+
+
+def _put_param(case: Case, v: int, name: str, i: int) -> Case:
+    values = getattr(case, name)
+    return case.replace(**{name: values[:i] + (v,) + values[i + 1 :]})
+
+
+def _size_slots(case: Case) -> list[_Slot]:
+    """Every tensor size; 1 is the simplest, and an empty dim counts as unusual."""
+    return [
+        _Slot(size, 1, 1, partial(_put_size, name=name, d=d))
+        for name in _TENSORS
+        if getattr(case, name) is not None
+        for d, size in enumerate(getattr(case, name).sizes)
+    ]
+
+
+def _param_slots(case: Case) -> list[_Slot]:
+    return [
+        _Slot(v, target, target, partial(_put_param, name=name, i=i))
+        for name, target in _PARAM_TARGETS.items()
+        for i, v in enumerate(getattr(case, name))
+    ]
+
+
+def _groups_slots(case: Case) -> list[_Slot]:
+    return [_Slot(case.groups, 1, 1, lambda c, v: c.replace(groups=v))]
+
+
+def _equal_slots(case: Case) -> list[_Slot]:
+    """Equal integers moved as one: an input's channels and the weight's size(0) must
+    agree, so neither can move alone (Hypothesis shrinks duplicated choices together)."""
+    alike: dict[tuple[int, int, int], list[_Slot]] = {}
+    for slot in _size_slots(case) + _param_slots(case) + _groups_slots(case):
+        if slot.value != slot.target:
+            alike.setdefault((slot.value, slot.target, slot.low), []).append(slot)
+    return [
+        _Slot(value, target, low, partial(_put_all, slots=tuple(slots)))
+        for (value, target, low), slots in alike.items()
+        if len(slots) > 1
+    ]
+
+
+def _put_all(case: Case, v: int, slots: tuple[_Slot, ...]) -> Case:
+    for slot in slots:
+        case = slot.put(case, v)
+    return case
+
+
+def _wide_slots(case: Case) -> list[_Slot]:
+    """The integers beyond 32 bits: the factors that make a product overflow."""
+    return [
+        slot
+        for slot in _param_slots(case) + _groups_slots(case)
+        if abs(slot.value - slot.target) > INT32_MAX
+    ]
 
 
 def _drop_dim(t: TensorSpec, axis: int) -> TensorSpec:
@@ -59,7 +162,27 @@ def _drop_dim(t: TensorSpec, axis: int) -> TensorSpec:
     return TensorSpec(sizes, t.dtype, order)
 
 
+@dataclass
+class ShrinkPass:
+    """A named pass and what it has cost and achieved so far."""
+
+    name: str
+    run: Callable[[], None] = field(repr=False)
+    calls: int = 0
+    shrinks: int = 0
+
+    def describe(self) -> str:
+        return f"{self.name:<18} {self.calls:>5} calls {self.shrinks:>4} shrinks"
+
+
+class _OutOfBudget(Exception):
+    pass
+
+
 class Shrinker:
+    """``Shrinker(keeps, max_evaluations, seconds).shrink(case)``; afterwards ``passes``
+    holds each pass's calls and shrinks, in the order the passes ended up in."""
+
     def __init__(
         self, keeps: Keeps, max_evaluations: int = 3000, seconds: float | None = None
     ) -> None:
@@ -67,132 +190,191 @@ class Shrinker:
         self.evaluations = 0
         self.max_evaluations = max_evaluations
         # Some candidates are slow to judge (torch computing a large call): a time budget
-        # keeps one finding from holding up the rest. What was reached so far is kept.
+        # keeps one finding from holding up the rest.
         self.deadline = None if seconds is None else time.monotonic() + seconds
+        self.current: Case | None = None
+        # Only failures are remembered: a kept candidate becomes the current case, and no
+        # pass proposes a case less simple than the current one.
+        self._rejected: set[Case] = set()
         self.passes = [
-            self.drop_bias,
-            self.reduce_rank,
-            self.untranspose,
-            self.contiguous_layouts,
-            self.float32_everywhere,
-            self.one_value_per_param,
-            self.simplify_groups,
-            self.simplify_params,
-            self.simplify_sizes,
+            ShrinkPass(method.__name__, method)
+            for method in (
+                self.drop_bias,
+                self.reduce_rank,
+                self.untranspose,
+                self.contiguous_layouts,
+                self.float32_everywhere,
+                self.param_lengths,
+                self.shrink_sizes,
+                self.shrink_params,
+                self.shrink_groups,
+                self.shrink_duplicates,
+                self.trade,
+            )
         ]
+        self._running = self.passes[0]
 
     def shrink(self, case: Case) -> Case:
-        progress = True
-        while progress and not self._exhausted():
-            progress = False
-            for shrink_pass in self.passes:
-                better = self._first_kept(shrink_pass(case))
-                if better is not None:
-                    case, progress = better, True
-        return case
+        self.current = case
+        try:
+            while True:
+                start = self.current
+                for shrink_pass in self.passes:
+                    self._running = shrink_pass
+                    shrink_pass.run()
+                if self.current == start:
+                    break
+                # A stable sort: the order stays as written, except that passes which have
+                # never shrunk anything wait until the useful ones are done.
+                self.passes.sort(key=lambda p: p.shrinks == 0)
+        except _OutOfBudget:
+            pass
+        return self.current
 
-    def _first_kept(self, candidates: Iterator[Case]) -> Case | None:
-        batch: list[Case] = []
-        for candidate in candidates:
-            batch.append(candidate)
-            if len(batch) == _BATCH:
-                found = self._try(batch)
-                if found is not None:
-                    return found
-                batch = []
-        return self._try(batch) if batch else None
+    def consider(self, candidate: Case) -> bool:
+        """Does ``candidate`` keep the signature? If so it becomes the current case."""
+        if candidate == self.current:
+            return True
+        if candidate in self._rejected:
+            return False
+        if self.evaluations >= self.max_evaluations or (
+            self.deadline is not None and time.monotonic() > self.deadline
+        ):
+            raise _OutOfBudget
+        self.evaluations += 1
+        self._running.calls += 1
+        if not self.keeps([candidate])[0]:
+            self._rejected.add(candidate)
+            return False
+        self.current = candidate
+        self._running.shrinks += 1
+        return True
 
-    def _exhausted(self) -> bool:
-        out_of_time = self.deadline is not None and time.monotonic() > self.deadline
-        return out_of_time or self.evaluations >= self.max_evaluations
+    def _first_kept(self, candidates: list[Case]) -> bool:
+        return any(self.consider(c) for c in candidates)
 
-    def _try(self, batch: list[Case]) -> Case | None:
-        if self._exhausted():
-            return None
-        self.evaluations += len(batch)
-        for candidate, kept in zip(batch, self.keeps(batch), strict=True):
-            if kept:
-                return candidate
-        return None
+    def _shrink_integers(self, slots_of: Callable[[Case], list[_Slot]]) -> None:
+        i = 0
+        # Re-read the slots from the current case each time: earlier ones may have moved.
+        while i < len(slots := slots_of(self.current)):
+            self._shrink_integer(slots[i])
+            i += 1
 
-    # -- passes, each yielding candidates simplest first ------------------------------
-    def drop_bias(self, case: Case) -> Iterator[Case]:
-        if case.bias is not None:
-            yield case.replace(bias=None)
+    def _shrink_integer(self, slot: _Slot, base: Case | None = None) -> None:
+        """Move one integer of ``base`` (the current case) toward its target."""
+        base = self.current if base is None else base
+        if self._first_kept([slot.put(base, v) for v in slot.specials()]):
+            return
+        toward = 1 if slot.target > slot.value else -1
+        distance = abs(slot.value - slot.target)
+        if distance < 2:
+            return  # the only move is the target, a special already tried
+        # One step first, so that a wide value that cannot move costs a single call. A
+        # small one is searched whatever the step says: divisibility makes neighbours
+        # fail where smaller values keep (w.size(0) 6 with groups 2: 5 fails, 2 keeps).
+        if not self.consider(slot.put(base, slot.value + toward)) and distance > _SMALL:
+            return
+        # Then search outward from the target for the nearest value that keeps. Searching
+        # from this side, most probes fail, and a failure is cheap: a kept candidate may
+        # be a sanitized crash, which costs a worker restart.
+        find_integer(
+            lambda d: (
+                d < distance - 1 and not self.consider(slot.put(base, slot.target - toward * d))
+            )
+        )
 
-    def reduce_rank(self, case: Case) -> Iterator[Case]:
+    # -- passes --------------------------------------------------------------------
+    def drop_bias(self) -> None:
+        if self.current.bias is not None:
+            self.consider(self.current.replace(bias=None))
+
+    def reduce_rank(self) -> None:
         """Remove one spatial dim from every tensor and every per-dim parameter list."""
+        case = self.current
         ranks = {case.input.rank, case.weight.rank, case.out.rank}
         if len(ranks) != 1 or case.input.rank <= 3:
             return
         ndim = case.input.rank - 2
+        candidates = []
         for i in range(ndim):
             changes = {
                 name: _drop_dim(getattr(case, name), 2 + i) for name in ("input", "weight", "out")
             }
-            for name in _PARAMS:
+            for name in _PARAM_TARGETS:
                 values = getattr(case, name)
                 changes[name] = values[:i] + values[i + 1 :] if len(values) == ndim else values
-            yield case.replace(**changes)
+            candidates.append(case.replace(**changes))
+        self._first_kept(candidates)
 
-    def untranspose(self, case: Case) -> Iterator[Case]:
-        if case.transposed:
-            yield case.replace(transposed=False)
+    def untranspose(self) -> None:
+        if self.current.transposed:
+            self.consider(self.current.replace(transposed=False))
 
-    def contiguous_layouts(self, case: Case) -> Iterator[Case]:
-        names = [n for n in ("input", "weight", "out") if getattr(case, n).dim_order is not None]
-        if names:
-            yield case.replace(**{n: _with_order(getattr(case, n), None) for n in names})
-            for n in names:
-                yield case.replace(**{n: _with_order(getattr(case, n), None)})
+    def contiguous_layouts(self) -> None:
+        self._all_then_each(
+            lambda t: t.dim_order is not None, lambda t: TensorSpec(t.sizes, t.dtype, None)
+        )
 
-    def float32_everywhere(self, case: Case) -> Iterator[Case]:
-        names = [
-            n
-            for n in ("input", "weight", "bias", "out")
-            if getattr(case, n) and getattr(case, n).dtype != "float32"
-        ]
-        if names:
-            yield case.replace(**{n: _with_dtype(getattr(case, n), "float32") for n in names})
-            for n in names:
-                yield case.replace(**{n: _with_dtype(getattr(case, n), "float32")})
+    def float32_everywhere(self) -> None:
+        self._all_then_each(
+            lambda t: t.dtype != "float32", lambda t: TensorSpec(t.sizes, "float32", t.dim_order)
+        )
 
-    def one_value_per_param(self, case: Case) -> Iterator[Case]:
-        for name in _PARAMS:
+    def _all_then_each(
+        self, applies: Callable[[TensorSpec], bool], change: Callable[[TensorSpec], TensorSpec]
+    ) -> None:
+        case = self.current
+        names = [n for n in _TENSORS if getattr(case, n) is not None and applies(getattr(case, n))]
+        if not names:
+            return
+        everything = case.replace(**{n: change(getattr(case, n)) for n in names})
+        if self.consider(everything) or len(names) == 1:
+            return
+        for n in names:
+            self.consider(self.current.replace(**{n: change(getattr(self.current, n))}))
+
+    def param_lengths(self) -> None:
+        """One value for all dims (length 1 is always valid), else one element fewer while
+        the length is wrong anyway."""
+        for name, target in _PARAM_TARGETS.items():
+            case = self.current
             values = getattr(case, name)
-            if len(values) > 1:
-                for v in sorted(set(values), key=abs):
-                    yield case.replace(**{name: (v,)})
-
-    def simplify_groups(self, case: Case) -> Iterator[Case]:
-        for v in simpler_ints(case.groups):
-            yield case.replace(groups=v)
-
-    def simplify_params(self, case: Case) -> Iterator[Case]:
-        for name in _PARAMS:
-            values = getattr(case, name)
-            for i, value in enumerate(values):
-                for v in simpler_ints(value):
-                    yield case.replace(**{name: values[:i] + (v,) + values[i + 1 :]})
-
-    def simplify_sizes(self, case: Case) -> Iterator[Case]:
-        for name in ("input", "weight", "bias", "out"):
-            t = getattr(case, name)
-            if t is None:
+            if len(values) == 1:
                 continue
-            for d, value in enumerate(t.sizes):
-                for v in simpler_sizes(value):
-                    yield case.replace(
-                        **{name: _with_sizes(t, t.sizes[:d] + (v,) + t.sizes[d + 1 :])}
-                    )
+            singles = sorted({target, *values}, key=lambda v: _simplicity(v, target, target))
+            candidates = [case.replace(**{name: (v,)}) for v in singles]
+            if len(values) != case.input.rank - 2:
+                candidates += [
+                    case.replace(**{name: values[:i] + values[i + 1 :]}) for i in range(len(values))
+                ]
+            self._first_kept(candidates)
 
+    def shrink_sizes(self) -> None:
+        self._shrink_integers(_size_slots)
 
-def _with_order(t: TensorSpec, order) -> TensorSpec:
-    return TensorSpec(t.sizes, t.dtype, order)
+    def shrink_params(self) -> None:
+        self._shrink_integers(_param_slots)
 
+    def shrink_groups(self) -> None:
+        self._shrink_integers(_groups_slots)
 
-def _with_dtype(t: TensorSpec, dtype: str) -> TensorSpec:
-    return TensorSpec(t.sizes, dtype, t.dim_order)
+    def shrink_duplicates(self) -> None:
+        self._shrink_integers(_equal_slots)
+
+    def trade(self) -> None:
+        """Lower a size while raising a wide integer to its extreme.
+
+        A product that must overflow leaves each factor at a local minimum: with groups
+        at 3074457345618258603, w.size(1) cannot go from 3 to 2. With groups at its
+        extreme it can, and ``shrink_groups`` then takes groups down to 2^62: the small
+        factor small and the big one round, as a person writes them.
+        """
+        for j in range(len(_wide_slots(self.current))):
+            for i in range(len(_size_slots(self.current))):
+                wide, size = _wide_slots(self.current)[j], _size_slots(self.current)[i]
+                extreme = INT64_MAX if wide.value > wide.target else INT64_MIN
+                if size.value != size.target and wide.value != extreme:
+                    self._shrink_integer(size, base=wide.put(self.current, extreme))
 
 
 def minimize(

@@ -19,7 +19,6 @@ import atheris
 
 with atheris.instrument_imports():
     from convcheck import model
-    from convcheck.engine import agree
     from convcheck.fuzzed import case_from_bytes
     from convcheck.native import NativeJudge
 
@@ -33,7 +32,7 @@ def TestOneInput(data: bytes) -> None:
         raise RuntimeError(f"{findings[0].describe()}\ncase: {case.dumps()}")
     predicted = model.predict(wrapped, with_loops=False)
     actual = KERNEL.check([case])[0]
-    if not agree(predicted, actual):
+    if not predicted.agrees(actual):
         raise RuntimeError(
             f"model and C kernel disagree\ncase:   {case.dumps()}\n"
             f"model:  {predicted.describe()}\nkernel: {actual.describe()}"

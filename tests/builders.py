@@ -30,3 +30,26 @@ def conv_t(**changes):
     base = dict(input=t(1, 4, 5), weight=t(4, 2, 3), bias=t(2), out=t(1, 2, 7), transposed=True)
     base.update(changes)
     return conv(**base)
+
+
+def groups_overflow():
+    """The legacy bias check's ``groups * w.size(1)`` overflow, as a campaign first met
+    it: 2-D, channels-last, every parameter off its simplest value (issue 16)."""
+    return conv_t(
+        input=t(2, 6, 5, 5, order=(0, 2, 3, 1)),
+        weight=t(6, 4, 3, 3),
+        out=t(1, 1, 1, 1, order=(0, 2, 3, 1)),
+        bias=t(1),
+        stride=(3, 2),
+        padding=(1, 1),
+        dilation=(1, 2),
+        output_padding=(1, 1),
+        groups=2**63 - 6,
+    )
+
+
+def groups_overflow_by_hand():
+    """What a person writes for that bug: groups huge, ``w.size(1)`` just large enough to
+    overflow with it, the bias of length 1 that selects the multiplying branch, every
+    other size 1, every parameter at its simplest valid value (``conv``'s own)."""
+    return conv_t(input=t(1, 1, 1), weight=t(1, 2, 1), bias=t(1), out=t(1, 1, 1), groups=2**62)

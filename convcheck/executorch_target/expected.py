@@ -13,7 +13,7 @@ no sanitizers, so its answer differs in known ways, and ``expected_outcome`` mak
   resize happen, so the dtype switch and the loops, and what they would do, do not.
 
 The engine compares this with ``ExecutorchJudge``'s outcome by verdict, check id, out
-sizes and crash kind (``convcheck.engine.agree``); a disagreement is an infidelity: the
+sizes and crash kind (``Outcome.agrees``); a disagreement is an infidelity: the
 model, or our reading of ExecuTorch, is wrong.
 """
 

@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass
 
 from convcheck.case import Case
-from convcheck.errors import ConvcheckError
 from convcheck.fixedint import (
     DIVISION_BY_ZERO,
     HEAP_OVERREAD,
@@ -25,6 +24,7 @@ from convcheck.fixedint import (
 from convcheck.model import current, legacy
 from convcheck.model._kernel import ModelRun, StepTrace, run_steps
 from convcheck.outcome import Outcome
+from convcheck.validation import check_choice
 
 REVISIONS = {"legacy": legacy, "current": current}
 
@@ -36,15 +36,25 @@ NATIVE_CRASH_KIND = {
     HEAP_OVERREAD: "heap-buffer-overflow READ",
 }
 
-__all__ = ["REVISIONS", "ModelFinding", "ModelRun", "StepTrace", "classify", "predict", "run"]
+__all__ = [
+    "REVISIONS",
+    "ModelFinding",
+    "ModelRun",
+    "StepTrace",
+    "classify",
+    "overflow_site",
+    "predict",
+    "run",
+]
+
+
+def check_revision(revision: str) -> str:
+    """The one check of a revision name, for every place that takes one."""
+    return check_choice("revision", revision, REVISIONS)
 
 
 def revision_module(revision: str):
-    try:
-        return REVISIONS[revision]
-    except KeyError:
-        known = ", ".join(REVISIONS)
-        raise ConvcheckError(f"revision {revision!r} is unknown (known: {known})") from None
+    return REVISIONS[check_revision(revision)]
 
 
 def run(case: Case, revision: str = "current", exact: bool = False) -> ModelRun:
@@ -80,8 +90,15 @@ class ModelFinding:
         return f"{self.kind} at {self.site}: {self.detail}"
 
 
-def same_answer(a: Outcome, b: Outcome) -> bool:
-    return (a.verdict, a.check, a.out_sizes) == (b.verdict, b.check, b.out_sizes)
+def overflow_site(run: ModelRun) -> str:
+    """Where the C arithmetic first left the exact one: the first operation that had
+    undefined behaviour, narrowed or wrapped (an unsigned wrap is no event, yet it is
+    where a transposed size first goes wrong)."""
+    for step in run.steps:
+        for op in step.ops:
+            if op.flag:
+                return op.site
+    return "?"
 
 
 def classify(
@@ -91,13 +108,11 @@ def classify(
     wrapped = run(case, revision)
     exact = run(case, revision, exact=True)
     findings = []
-    if not same_answer(wrapped.outcome, exact.outcome):
-        events = [*wrapped.ub, *wrapped.narrowing]
-        site = min(events, key=lambda e: e.step).site if events else "?"
+    if not wrapped.outcome.same_answer(exact.outcome):
         findings.append(
             ModelFinding(
                 "overflow",
-                site,
+                overflow_site(wrapped),
                 f"C gives {wrapped.outcome.describe()}, exact gives {exact.outcome.describe()}",
             )
         )

@@ -181,6 +181,18 @@ def check_output_padding_below_stride_or_dilation(call: Call) -> None:
 # -- the tail of convolution_out, after the output sizes ------------------------------
 
 
+def channels(call: Call, a: Arith) -> None:
+    """The same check in both revisions: input channels are groups times weight.size(1)
+    (regular) or weight.size(0) (transposed)."""
+    in_channels = call.input.sizes[1]
+    if not call.transposed:
+        expected = a.mul_i64(call.groups, call.weight.sizes[1], "channels.groups_mul")
+        if in_channels != expected:
+            raise Reject("input.channels")
+    elif in_channels != call.weight.sizes[0]:
+        raise Reject("input.channels")
+
+
 def output_size_valid(call: Call, a: Arith) -> None:
     """Batch and channels may be empty; a spatial output size must be positive."""
     sizes = call.out_sizes

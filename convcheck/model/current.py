@@ -15,6 +15,7 @@ from convcheck.model._kernel import (
     Call,
     Reject,
     bias_reads,
+    channels,
     check_output_padding_below_stride_or_dilation,
     check_param_array,
     dtype_switch,
@@ -83,16 +84,6 @@ def bias(call: Call, a: Arith) -> None:
     # The loops load bias through a per-dtype function that exists for real dtypes only.
     if b.dtype == "bool":
         raise Reject("bias.dtype")
-
-
-def channels(call: Call, a: Arith) -> None:
-    in_channels = call.input.sizes[1]
-    if not call.transposed:
-        expected = a.mul_i64(call.groups, call.weight.sizes[1], "channels.groups_mul")
-        if in_channels != expected:
-            raise Reject("input.channels")
-    elif in_channels != call.weight.sizes[0]:
-        raise Reject("input.channels")
 
 
 def kernel(call: Call, a: Arith) -> None:

@@ -13,6 +13,7 @@ from convcheck.model._kernel import (
     Call,
     Reject,
     bias_reads,
+    channels,
     check_output_padding_below_stride_or_dilation,
     check_param_array,
     dtype_switch,
@@ -108,16 +109,6 @@ def groups(call: Call, a: Arith) -> None:
         raise Reject("groups.gt_weight0")
     if a.rem_i64(w0, call.groups, "groups.weight0_rem") != 0:
         raise Reject("groups.not_div_weight0")
-
-
-def channels(call: Call, a: Arith) -> None:
-    in_channels = call.input.sizes[1]
-    if not call.transposed:
-        expected = a.mul_i64(call.groups, call.weight.sizes[1], "channels.groups_mul")
-        if in_channels != expected:
-            raise Reject("input.channels")
-    elif in_channels != call.weight.sizes[0]:
-        raise Reject("input.channels")
 
 
 # -- convolution_out, after the argument checks ---------------------------------------

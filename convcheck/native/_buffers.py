@@ -72,6 +72,9 @@ def _allocate(libc: ctypes.CDLL, blocks: list, nbytes: int) -> int:
 
 def filled_block(libc: ctypes.CDLL, blocks: list, tensor: dict, role: str) -> int:
     spec = _spec(tensor)
+    if spec.numel == 0:
+        # Nothing to fill, and numpy refuses shapes such as [0, 3, 2^28, 2^31 - 1].
+        return _allocate(libc, blocks, 0)
     stored = physical(to_storage(logical_values(spec, role), spec.dtype), spec.order)
     data = stored.tobytes()
     block = _allocate(libc, blocks, len(data))

@@ -83,6 +83,28 @@ def declare(lib: ctypes.CDLL) -> None:
         entry.argtypes = [ctypes.POINTER(Call), ctypes.POINTER(Result)]
 
 
+def violation(result: Result) -> tuple[str, str] | None:
+    """``(field, what is wrong)`` when a filled result breaks the ABI, else None.
+
+    Read before anything else is: a size out of range is not a size to allocate.
+    """
+    if result.accepted not in (0, 1):
+        return "accepted", f"accepted is {result.accepted}, not 0 or 1"
+    if not result.accepted:
+        raw = ctypes.string_at(ctypes.addressof(result) + Result.check.offset, Result.check.size)
+        if b"\0" not in raw:
+            return "check", "the check id is not NUL-terminated within 64 bytes"
+        if not result.check:
+            return "check", "rejected without a check id"
+        return None
+    if not 0 <= result.out_rank <= MAX_RANK:
+        return "out_rank", f"out_rank is {result.out_rank}, not in 0..{MAX_RANK}"
+    for i in range(result.out_rank):
+        if result.out_sizes[i] < 0:
+            return "out_sizes", f"out_sizes[{i}] is {result.out_sizes[i]}, negative"
+    return None
+
+
 def missing_symbols(lib: ctypes.CDLL) -> list[str]:
     return [name for name in SYMBOLS if not hasattr(lib, name)]
 

@@ -1,7 +1,7 @@
 """Building convcheck's kernel: one shared library per revision, sanitized or plain.
 
-A library is ``convcheck.c``, ``checks_shared.c`` and ``conv_loops.c`` with the revision's
-own ``checks_<revision>.c``. Builds are cached in ``$CONVCHECK_CACHE`` (default
+A library is ``convcheck.c``, ``checks_shared.c``, ``elements.c`` and ``conv_loops.c`` with
+the revision's own ``checks_<revision>.c``. Builds are cached in ``$CONVCHECK_CACHE`` (default
 ``~/.cache/convcheck``) under a hash of the sources, the flags and the compiler's version,
 and written atomically (a temporary file renamed into place), so concurrent builds of the
 same library are safe. Nothing is fetched: the compiler is clang if it is on PATH, else gcc.
@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from convcheck.errors import ConvcheckError
+from convcheck.model import check_revision
 
-REVISIONS = ("legacy", "current")
 SOURCE_DIR = Path(__file__).resolve().parent
-SHARED_SOURCES = ("convcheck.c", "checks_shared.c", "conv_loops.c")
+SHARED_SOURCES = ("convcheck.c", "checks_shared.c", "elements.c", "conv_loops.c")
 HEADERS = ("convcheck_abi.h", "convcheck_internal.h")
 
 SANITIZED_FLAGS = (
@@ -68,10 +68,7 @@ def cache_dir() -> Path:
 
 def build_library(revision: str, sanitized: bool = True) -> Path:
     """The path of the kernel library for ``revision``, compiled on first use."""
-    if revision not in REVISIONS:
-        raise ConvcheckError(
-            f"revision: unknown revision {revision!r} (known: {', '.join(REVISIONS)})"
-        )
+    check_revision(revision)
     sources = [SOURCE_DIR / name for name in SHARED_SOURCES]
     sources.append(SOURCE_DIR / f"checks_{revision}.c")
     headers = [SOURCE_DIR / name for name in HEADERS]

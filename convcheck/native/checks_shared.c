@@ -37,18 +37,6 @@ int cc_is_default_or_channels_last(const convcheck_tensor *t) {
     return cc_is_contiguous(t) || cc_is_channels_last(t);
 }
 
-/* A parameter list of length 1 applies to every spatial dim; an empty one means the
-   default. The checks make every list used here length 1 or ndim. */
-int64_t cc_val_at(const int64_t *values, int64_t len, int64_t i, int64_t default_value) {
-    if (len == 1) {
-        return values[0];
-    }
-    if (len > 1) {
-        return values[i];
-    }
-    return default_value;
-}
-
 /* ExecuTorch's param_array_is_valid: one value for all spatial dims or one per dim, and
    each within [min_value, max_value] (the caller says why its bounds are what they are). */
 const char *cc_param_array(const int64_t *values, int64_t len, int64_t ndim, int64_t min_value,

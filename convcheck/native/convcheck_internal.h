@@ -1,9 +1,9 @@
 /*
  * convcheck_internal.h: what the files of convcheck's own kernel share.
  *
- * One library is built per revision from convcheck.c, checks_shared.c, conv_loops.c and
- * exactly one of checks_legacy.c / checks_current.c. The revision file defines
- * cc_revision_name and cc_revision_steps: the steps of docs/checks.md, in order.
+ * One library is built per revision from convcheck.c, checks_shared.c, elements.c,
+ * conv_loops.c and exactly one of checks_legacy.c / checks_current.c. The revision file
+ * defines cc_revision_name and cc_revision_steps: the steps of docs/checks.md, in order.
  */
 #ifndef CONVCHECK_INTERNAL_H
 #define CONVCHECK_INTERNAL_H
@@ -47,11 +47,23 @@ extern const char cc_revision_name[];
 extern const cc_step cc_revision_steps[];
 extern const size_t cc_revision_step_count;
 
+/* A parameter list of length 1 applies to every spatial dim; an empty one means the
+   default. The checks make every list used here length 1 or ndim. */
+static inline int64_t cc_val_at(const int64_t *values, int64_t len, int64_t i,
+                                int64_t default_value) {
+    if (len == 1) {
+        return values[0];
+    }
+    if (len > 1) {
+        return values[i];
+    }
+    return default_value;
+}
+
 /* checks_shared.c: predicates and the steps both revisions take unchanged. */
 int cc_is_contiguous(const convcheck_tensor *t);
 int cc_is_channels_last(const convcheck_tensor *t);
 int cc_is_default_or_channels_last(const convcheck_tensor *t);
-int64_t cc_val_at(const int64_t *values, int64_t len, int64_t i, int64_t default_value);
 const char *cc_param_array(const int64_t *values, int64_t len, int64_t ndim, int64_t min_value,
                            int64_t max_value, const char *length_id, const char *range_id);
 const char *cc_output_padding_vs_stride_dilation(const convcheck_call *call);
@@ -64,8 +76,12 @@ const char *cc_step_empty_out(const convcheck_call *call, cc_plan *plan);
 const char *cc_step_dtype_switch(const convcheck_call *call, cc_plan *plan);
 const char *cc_step_bias_load_fn(const convcheck_call *call, cc_plan *plan);
 
-/* conv_loops.c */
+/* elements.c */
 cc_load_fn cc_loader_for(int32_t dtype);
+cc_kind cc_kind_of(int32_t dtype);
+void cc_store_value(int32_t dtype, void *base, int64_t index, cc_value v);
+
+/* conv_loops.c */
 /* The convolution of an accepted call; 0 on success, -2 when scratch memory ran out. */
 int32_t cc_convolution(const convcheck_call *call, const cc_plan *plan);
 

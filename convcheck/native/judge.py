@@ -13,6 +13,8 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+from contextlib import suppress
 from dataclasses import asdict
 from pathlib import Path
 
@@ -20,23 +22,29 @@ import convcheck
 from convcheck.errors import ConvcheckError
 from convcheck.native import abi
 from convcheck.native._elf import read_dynamic_info
-from convcheck.native.build import REVISIONS, build_library, worker_env
+from convcheck.native.build import build_library, worker_env
 from convcheck.native.worker import RunLimits
-from convcheck.outcome import Outcome
+from convcheck.outcome import ABI_VIOLATION, TOOL_ERROR, Outcome
 from convcheck.pool_judge import PoolJudge
 from convcheck.sandbox import Crash, Hang, WorkerPool, WorkerSpec
 
 _PROBE_TIMEOUT = 60.0  # seconds; loading a library under ASan is quick, but CI is slow
+# The answer goes to a private pipe: a library may print from its constructor or
+# destructor, or write to whatever fd it believes it owns.
 _PROBE = """
-import json, sys
+import json, os, sys
 sys.path.insert(0, sys.argv[3])
+from convcheck._worker_main import private_fd
+answer_fd = private_fd(int(sys.argv[4]))
 from convcheck.errors import ConvcheckError
 from convcheck.native.worker import load_library
 try:
     lib = load_library(sys.argv[1], sys.argv[2])
-    print(json.dumps({"name": lib.convcheck_name().decode(errors="replace")}))
+    answer = {"name": lib.convcheck_name().decode(errors="replace")}
 except ConvcheckError as e:
-    print(json.dumps({"error": str(e)}))
+    answer = {"error": str(e)}
+with os.fdopen(answer_fd, "w") as out:
+    out.write(json.dumps(answer))
 """
 
 
@@ -57,27 +65,55 @@ def probe_library(path: Path, what: str = "target", sanitized: bool | None = Non
         if sanitized is None:
             sanitized = info.sanitized
     package_root = str(Path(convcheck.__file__).resolve().parent.parent)
+    answer_read, answer_write = os.pipe()
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", _PROBE, str(path), what, package_root],
-            env={**os.environ, **worker_env(bool(sanitized))},
-            capture_output=True,
-            text=True,
-            timeout=_PROBE_TIMEOUT,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise ConvcheckError(
-            f"{what} {path}: loading it took more than {_PROBE_TIMEOUT:g} s"
-        ) from None
-    lines = done.stdout.strip().splitlines()
-    if done.returncode != 0 or not lines:
-        said = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        with tempfile.TemporaryFile() as printed:
+            try:
+                done = subprocess.run(
+                    [sys.executable, "-c", _PROBE, str(path), what, package_root]
+                    + [str(answer_write)],
+                    env={**os.environ, **worker_env(bool(sanitized))},
+                    stdin=subprocess.DEVNULL,
+                    stdout=printed,
+                    stderr=printed,
+                    pass_fds=(answer_write,),
+                    timeout=_PROBE_TIMEOUT,
+                    check=False,
+                )
+            except subprocess.TimeoutExpired:
+                raise ConvcheckError(
+                    f"{what} {path}: loading it took more than {_PROBE_TIMEOUT:g} s"
+                ) from None
+            printed.seek(0)
+            last_line = (printed.read().decode(errors="replace").strip().splitlines() or [""])[-1]
+        os.close(answer_write)
+        answer_write = -1
+        answer = _read_answer(answer_read)
+    finally:
+        os.close(answer_read)
+        if answer_write >= 0:
+            os.close(answer_write)
+    if done.returncode != 0 or answer is None:
+        said = last_line or f"exit status {done.returncode}"
         raise ConvcheckError(f"{what} {path}: loading it failed: {said}")
-    answer = json.loads(lines[-1])
     if "error" in answer:
-        raise ConvcheckError(answer["error"])
-    return answer["name"]
+        raise ConvcheckError(str(answer["error"]))
+    return str(answer["name"])
+
+
+def _read_answer(fd: int) -> dict | None:
+    """What the probe wrote before it exited; without waiting for an end of file that a
+    child the library forked (holding the pipe) might never give."""
+    os.set_blocking(fd, False)
+    chunks = []
+    with suppress(BlockingIOError):
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    try:
+        answer = json.loads(b"".join(chunks))
+    except ValueError:
+        return None
+    return answer if isinstance(answer, dict) else None
 
 
 class NativeJudge(PoolJudge):
@@ -104,10 +140,6 @@ class NativeJudge(PoolJudge):
         worker: str = "convcheck.native.worker",
     ) -> None:
         if target is None:
-            if revision not in REVISIONS:
-                raise ConvcheckError(
-                    f"revision: unknown revision {revision!r} (known: {', '.join(REVISIONS)})"
-                )
             self.revision: str | None = revision
             self.library = build_library(revision, sanitized)
             what = "native library"
@@ -143,9 +175,14 @@ def _outcome(answer: dict | Crash | Hang) -> Outcome:
         return Outcome.crashed(answer.kind, answer.site, detail=_first_report_line(answer))
     if isinstance(answer, Hang):
         return Outcome.hung(detail=answer.describe())
-    if answer["verdict"] == "accept":
+    verdict = answer["verdict"]
+    if verdict == "accept":
         values = answer.get("values")
         return Outcome.accept(answer["out_sizes"], None if values is None else tuple(values))
+    if verdict == ABI_VIOLATION:
+        return Outcome.abi_violation(answer["check"], detail=answer["detail"])
+    if verdict == TOOL_ERROR:
+        return Outcome.tool_error(detail=answer["detail"])
     return Outcome.reject(answer["check"])
 
 

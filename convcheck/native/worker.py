@@ -2,7 +2,11 @@
 
 ``init(config)`` loads the library (``config["library"]``) and checks its ABI;
 ``handle(request)`` judges one case. A request is ``{"case": <case JSON>, "mode":
-"check" | "run"}``; the answer is ``{"verdict", "check", "out_sizes", "values", "ran"}``.
+"check" | "run"}``; the answer is ``{"verdict", "check", "out_sizes", "values", "ran"}``,
+plus ``"detail"`` when the verdict is ``abi-violation`` (the library's result is outside
+its ABI; ``check`` names the field) or ``tool-error`` (convcheck's own code here failed:
+never the kernel's crash). A non-zero status from the library is raised, so that the
+sandbox reports it as the documented ``python-exception`` crash naming the status.
 
 For ``run``, the call is checked first; if accepted and small enough (see ``RunLimits``),
 every tensor gets its own heap block of exactly numel * element size bytes from the C
@@ -87,7 +91,20 @@ def init(config: dict) -> None:
     _state.libc = libc
 
 
+class _Status(ConvcheckError):
+    """The library returned a non-zero status: its answer, not convcheck's failure."""
+
+
 def handle(request: dict) -> dict:
+    try:
+        return _handle(request)
+    except _Status:
+        raise
+    except Exception as exc:
+        return _unjudged("tool-error", None, f"{type(exc).__name__}: {exc}"[:300])
+
+
+def _handle(request: dict) -> dict:
     mode = request.get("mode", "check")
     if mode not in ("check", "run"):
         raise ConvcheckError(f"mode: expected 'check' or 'run', got {mode!r}")
@@ -96,9 +113,9 @@ def handle(request: dict) -> dict:
     result = _state.result
     status = _state.check_entry(ctypes.byref(call), ctypes.byref(result))
     if status != 0:
-        raise ConvcheckError(f"convcheck_check returned {status} ({result.check.decode()})")
+        raise _Status(f"convcheck_check returned {status} ({_check_id(result)})")
     answer = _answer(result)
-    if mode == "check" or not result.accepted:
+    if mode == "check" or answer["verdict"] != "accept":
         return answer
     if not _small_enough(case, answer["out_sizes"]):
         return answer
@@ -106,6 +123,9 @@ def handle(request: dict) -> dict:
 
 
 def _answer(result: abi.Result) -> dict:
+    broken = abi.violation(result)
+    if broken is not None:
+        return _unjudged("abi-violation", *broken)
     if result.accepted:
         sizes = list(result.out_sizes[: result.out_rank])
         return {
@@ -117,11 +137,26 @@ def _answer(result: abi.Result) -> dict:
         }
     return {
         "verdict": "reject",
-        "check": result.check.decode(),
+        "check": _check_id(result),
         "out_sizes": None,
         "values": None,
         "ran": False,
     }
+
+
+def _unjudged(verdict: str, field: str | None, detail: str) -> dict:
+    return {
+        "verdict": verdict,
+        "check": field,
+        "out_sizes": None,
+        "values": None,
+        "ran": False,
+        "detail": detail,
+    }
+
+
+def _check_id(result: abi.Result) -> str:
+    return result.check.decode(errors="replace")
 
 
 def _numel(sizes) -> int:
@@ -171,7 +206,7 @@ def _run(case: dict, call: abi.Call, out_sizes: list[int]) -> dict:
         result = _state.result
         status = _state.run_entry(ctypes.byref(call), ctypes.byref(result))
         if status != 0:
-            raise ConvcheckError(f"convcheck_run returned {status} ({result.check.decode()})")
+            raise _Status(f"convcheck_run returned {status} ({_check_id(result)})")
         answer = _answer(result)
         if answer["verdict"] == "accept" and answer["out_sizes"] == out_sizes:
             answer["values"] = _buffers.read_block(call.out.data, out_spec)

@@ -30,9 +30,10 @@ from typing import Any
 
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError
-from convcheck.outcome import ACCEPT, CRASH, HANG, REJECT, Outcome
+from convcheck.outcome import ACCEPT, CRASH, HANG, Outcome
 from convcheck.torch_oracle import _torch
 from convcheck.torch_oracle._compare import first_difference
+from convcheck.validation import check_positive_int, check_seconds
 
 __all__ = ["DEFAULT_THREADS", "TorchJudge", "TorchVerdict", "available"]
 
@@ -72,7 +73,7 @@ class TorchVerdict:
     def describe(self) -> str:
         head = f"torch {self.torch_version} ({self.path}, {self.backend or 'no backend'}, "
         head += f"{self.threads} threads): {_describe(self.outcome)}"
-        if self.no_onednn is not None and not _same(self.outcome, self.no_onednn):
+        if self.no_onednn is not None and not self.outcome.same_answer(self.no_onednn):
             head += f"; oneDNN disabled: {_describe(self.no_onednn)}"
         if self.torch_bug:
             head += f"; torch-bug: {self.torch_bug}"
@@ -104,10 +105,6 @@ def _describe(outcome: Outcome) -> str:
     return text
 
 
-def _same(a: Outcome, b: Outcome) -> bool:
-    return a.verdict == b.verdict and a.out_sizes == b.out_sizes and a.check == b.check
-
-
 class TorchJudge:
     """ATen's verdicts, with a fixed thread count and recorded backend settings.
 
@@ -128,18 +125,11 @@ class TorchJudge:
                 "the torch judge needs PyTorch, which is not installed; install it with: "
                 + _torch.INSTALL_HINT
             )
-        if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-            raise ConvcheckError(f"jobs {jobs!r} is not a positive integer")
-        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-            raise ConvcheckError(f"threads {threads!r} is not a positive integer")
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            raise ConvcheckError(f"timeout {timeout!r} is not a positive number of seconds")
-        if memory_limit_mb is not None and (
-            isinstance(memory_limit_mb, bool)
-            or not isinstance(memory_limit_mb, int)
-            or memory_limit_mb <= 0
-        ):
-            raise ConvcheckError(f"memory_limit_mb {memory_limit_mb!r} is not a positive integer")
+        check_positive_int("jobs", jobs)
+        check_positive_int("threads", threads)
+        check_seconds("timeout", timeout)
+        if memory_limit_mb is not None:
+            check_positive_int("memory_limit_mb", memory_limit_mb)
         torch = _torch.torch_module()
         self.jobs = jobs
         self.timeout = float(timeout)
@@ -304,14 +294,6 @@ def _real_outcome(case: Case, answer: Any, backend: str) -> tuple[Outcome, str |
     return Outcome.reject(check, detail=f"{answer['error']}: {answer['message']}"), None
 
 
-def _class(outcome: Outcome) -> str:
-    if outcome.verdict == REJECT:
-        return f"reject {outcome.check}"
-    if outcome.verdict == CRASH:
-        return f"crash {outcome.crash_kind}"
-    return outcome.verdict
-
-
 def _disagreement(a: Outcome, b: Outcome, dtype: str | None) -> str | None:
     """Why two torch answers on one call (oneDNN on, off) differ, or None.
 
@@ -321,7 +303,7 @@ def _disagreement(a: Outcome, b: Outcome, dtype: str | None) -> str | None:
     if a.verdict == b.verdict == HANG:
         return None  # slow both ways: no disagreement
     if a.verdict != b.verdict or a.verdict in (CRASH, HANG):
-        return f"verdict: oneDNN {_class(a)}, no oneDNN {_class(b)}; {_both(a, b)}"
+        return f"verdict: oneDNN {a.category}, no oneDNN {b.category}; {_both(a, b)}"
     if a.verdict != ACCEPT:
         return None  # both reject: the reasons may differ by backend
     if a.out_sizes != b.out_sizes:

@@ -2,6 +2,7 @@
 
 import io
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -30,16 +31,40 @@ def test_judge_json_shows_every_judge_and_the_crash():
     assert kinds == {"crash", "ordering"}
 
 
+# A case budget and a seed: the same campaign, and the same findings, on any machine.
+CAMPAIGN = ("--no-torch", "--cases", 2048, "--seed", 0, "--jobs", 2)
+
+
 @pytest.fixture(scope="module")
 def legacy_corpus(tmp_path_factory):
+    """Unminimised: minimising is `minimize`'s test below, and the quality campaigns'."""
     folder = tmp_path_factory.mktemp("corpus")
-    code, out, err = run("fuzz", "--no-torch", "--time", 4, "--corpus", folder, "--jobs", 2)
+    code, out, err = run("fuzz", *CAMPAIGN, "--no-minimize", "--corpus", folder)
     assert code == 1, err
     assert "distinct findings" in out and "groups = 0" in out
+    assert "2,048 cases in" in out
     return folder
 
 
-def test_fuzz_writes_minimised_findings(legacy_corpus):
+def test_a_case_budget_and_a_seed_give_the_same_findings(tmp_path):
+    runs = []
+    for name in ("a", "b"):
+        code, out, _ = run(
+            "fuzz", *CAMPAIGN[:2], 300, *CAMPAIGN[3:], "--no-minimize", "--corpus", tmp_path / name
+        )
+        assert code == 1 and "300 cases in" in out
+        runs.append(sorted(p.name for p in (tmp_path / name).glob("*.json")))
+    assert runs[0] == runs[1] and runs[0]
+
+
+def test_until_first_stops_at_the_first_finding_about_the_kernel(tmp_path):
+    code, out, _ = run("fuzz", *CAMPAIGN, "--until-first", "--no-minimize", "--corpus", tmp_path)
+    assert code == 1
+    # The first batch holds a finding on legacy: the campaign stops after it.
+    assert "256 cases in" in out
+
+
+def test_fuzz_writes_its_findings(legacy_corpus):
     files = list(legacy_corpus.glob("*.json"))
     assert len(files) >= 5
     for path in files:
@@ -59,7 +84,7 @@ def test_replay_reproduces_on_legacy_and_is_clean_on_current(legacy_corpus):
 
 def test_ci_on_current_passes_and_writes_junit_and_sarif(legacy_corpus, tmp_path):
     code, out, err = run(
-        "ci", "--no-torch", "--time", 4, "--corpus", legacy_corpus, "--results", tmp_path
+        "ci", "--no-torch", "--cases", 512, "--corpus", legacy_corpus, "--results", tmp_path
     )
     assert code == 0, out + err
     suite = ET.parse(tmp_path / "junit.xml").getroot()
@@ -76,8 +101,8 @@ def test_ci_on_legacy_fails_with_findings_in_sarif(legacy_corpus, tmp_path):
         "--revision",
         "legacy",
         "--no-torch",
-        "--time",
-        2,
+        "--cases",
+        256,
         "--corpus",
         legacy_corpus,
         "--results",
@@ -87,25 +112,43 @@ def test_ci_on_legacy_fails_with_findings_in_sarif(legacy_corpus, tmp_path):
     sarif = json.loads((tmp_path / "results.sarif").read_text())
     rules = {r["ruleId"] for r in sarif["runs"][0]["results"]}
     assert "crash" in rules
+    described = {
+        r["id"]: r["shortDescription"]["text"] for r in sarif["runs"][0]["tool"]["driver"]["rules"]
+    }
+    assert described["crash"].startswith("the kernel crashed")
     located = [r for r in sarif["runs"][0]["results"] if "locations" in r]
     uri = located[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
     assert uri.startswith("convcheck/native/") and uri.endswith(".c")
 
 
-def test_minimize_keeps_the_signature():
+def test_minimize_keeps_the_signature_and_counts_calls_by_pass():
     code, out, _ = run(
-        "minimize", example("groups_overflow_before_validation"), "--kind", "ordering", "--no-torch"
+        "minimize",
+        example("groups_overflow_before_validation"),
+        "--kind",
+        "ordering",
+        "--no-torch",
+        "--verbose",
     )
     assert code == 1
     assert "signature: ordering | bias_shape.groups_mul" in out
     assert "<-- UB: signed-integer-overflow" in out
+    total = int(re.search(r"^(\d+) calls, by pass", out, re.M).group(1))
+    passes = re.findall(r"^  (\w+) +(\d+) calls +(\d+) shrinks$", out, re.M)
+    assert {name for name, _, _ in passes} >= {"shrink_groups", "shrink_sizes", "drop_bias"}
+    assert sum(int(calls) for _, calls, _ in passes) == total
+    assert all(int(shrinks) <= int(calls) for _, calls, shrinks in passes)
 
 
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["fuzz", "--time", "0"], "expected a positive time"),
-        (["fuzz", "--jobs", "two"], "expected a whole number"),
+        (["fuzz", "--time", "0"], "time=0.0 must be a positive, finite number of seconds"),
+        (["fuzz", "--timeout", "nan"], "timeout=nan must be a positive, finite number"),
+        (["fuzz", "--timeout", "inf"], "timeout=inf must be a positive, finite number"),
+        (["ci", "--time", "-1"], "time=-1.0 must be"),
+        (["fuzz", "--cases", "0"], "cases=0 must be a positive integer"),
+        (["fuzz", "--jobs", "two"], "jobs='two' must be a positive integer"),
         (["fuzz", "--engine", "afl"], "invalid choice: 'afl'"),
         (["replay", "/nonexistent-corpus"], "does not exist"),
         (

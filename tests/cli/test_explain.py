@@ -53,7 +53,7 @@ def test_bad_case_file_is_one_line_and_exit_2(tmp_path):
     bad.write_text('{"input": 3}')
     code, out, err = run("explain", str(bad))
     assert code == 2
-    assert err == "convcheck: input: expected a JSON object, got 3\n"
+    assert err == f"convcheck: case file {bad}: input: expected a JSON object, got 3\n"
 
 
 def test_missing_file_and_bad_flag(tmp_path):
@@ -61,3 +61,23 @@ def test_missing_file_and_bad_flag(tmp_path):
     code, _, err = run("explain", "--revision", "future")
     assert code == 2 and "invalid choice: 'future'" in err
     assert len(err.splitlines()) == 1
+
+
+def test_explain_and_the_signature_name_the_same_overflow_site(tmp_path):
+    """A transposed size wraps as unsigned (no UB, no narrowing event): the site is still
+    the multiplication by the stride, in the trace and in the finding's signature."""
+    from builders import conv_t
+
+    from convcheck import model
+    from convcheck.findings import findings
+    from convcheck.judges import Judgement
+
+    case = conv_t(stride=(2**62,))
+    path = tmp_path / "case.json"
+    path.write_text(case.dumps())
+    code, out, _ = run("explain", "--revision", "legacy", str(path))
+    assert code == 1
+    assert "finding: overflow at output_sizes.dim0.times_stride:" in out
+    wrapped, exact, found = model.classify(case, "legacy")
+    signatures = [f.signature for f in findings(Judgement(case, "legacy", wrapped, exact, found))]
+    assert signatures == [("overflow", "output_sizes.dim*.times_stride")]

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from convcheck import corpus
-from convcheck.engine import Engine
+from convcheck.judges import Judges
 
 pytest.importorskip("torch")
 
@@ -17,7 +17,7 @@ ENTRIES = corpus.load_all(CORPUS) if CORPUS.is_dir() else []
 @pytest.fixture(scope="module")
 def engines():
     made = {}
-    yield lambda revision: made.setdefault(revision, Engine(revision, jobs=1))
+    yield lambda revision: made.setdefault(revision, Judges(revision, jobs=1))
     for engine in made.values():
         engine.close()
 

@@ -1,5 +1,6 @@
 """Corpus files: atomic, named by signature, and loud about malformed input."""
 
+import errno
 import json
 import os
 
@@ -7,8 +8,8 @@ import pytest
 from builders import conv
 
 from convcheck import corpus
-from convcheck.engine import Finding
 from convcheck.errors import ConvcheckError
+from convcheck.findings import Finding
 from convcheck.outcome import Outcome
 
 
@@ -39,18 +40,46 @@ def test_distinct_signatures_get_distinct_files(tmp_path):
     assert a != b and len(corpus.load_all(tmp_path)) == 2
 
 
-def test_a_failed_write_leaves_the_old_file(tmp_path, monkeypatch):
+@pytest.mark.parametrize("step", ["fsync", "replace"])
+def test_a_failed_write_leaves_the_old_file(tmp_path, monkeypatch, step):
     path = corpus.write(tmp_path, finding(), "legacy", None, {})
     before = path.read_text()
 
-    def broken_replace(src, dst):
-        raise OSError("disk full")
+    def broken(*args):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(os, "replace", broken_replace)
-    with pytest.raises(OSError):
+    monkeypatch.setattr(os, step, broken)
+    with pytest.raises(ConvcheckError) as info:
         corpus.write(tmp_path, finding(case=conv(groups=0, bias=None)), "legacy", None, {})
+    assert str(info.value) == (
+        f"corpus folder {tmp_path}: cannot write {path.name}: No space left on device"
+    )
     assert path.read_text() == before
     assert [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+def test_a_corpus_folder_that_is_a_file(tmp_path):
+    (tmp_path / "corpus").write_text("")
+    with pytest.raises(ConvcheckError, match="corpus folder .*/corpus: not a folder"):
+        corpus.write(tmp_path / "corpus", finding(), "legacy", None, {})
+    with pytest.raises(ConvcheckError, match="corpus folder .*/corpus is not a folder"):
+        corpus.load_all(tmp_path / "corpus")
+
+
+def test_hidden_files_are_not_entries(tmp_path):
+    """A concurrent writer's temporary is half a file: the loader never opens it."""
+    path = corpus.write(tmp_path, finding(), "legacy", None, {})
+    (tmp_path / ".tmp-abc123.json").write_text(path.read_text()[:50])
+    (tmp_path / "notes.txt").write_text("not an entry")
+    assert [e.path for e in corpus.load_all(tmp_path)] == [path]
+
+
+def test_an_entry_is_parsed_from_bytes_as_written(tmp_path):
+    path = corpus.write(tmp_path, finding(), "legacy", None, {})
+    assert corpus.parse(path.read_bytes(), path) == corpus.load(path)
+
+
+ENTRY = '{"format": 1, "kind": "crash", "signature": ["crash"], "revision": "legacy", "case": {}}'
 
 
 @pytest.mark.parametrize(
@@ -58,24 +87,22 @@ def test_a_failed_write_leaves_the_old_file(tmp_path, monkeypatch):
     [
         ("{", "not JSON"),
         ("[]", "expected a JSON object"),
-        ('{"kind": "crash", "signature": [], "revision": "legacy"}', "field 'case' is missing"),
-        (
-            '{"kind": "nonsense", "signature": [], "revision": "legacy", "case": {}}',
-            "kind 'nonsense' is unknown",
-        ),
-        (
-            '{"kind": "crash", "signature": "x", "revision": "legacy", "case": {}}',
-            "signature must be a list",
-        ),
-        (
-            '{"kind": "crash", "signature": [], "revision": "legacy", "case": {"input": 1}}',
-            "case.input",
-        ),
+        (ENTRY.replace(', "case": {}', ""), "field 'case' is missing"),
+        (ENTRY.replace('"crash"', '"nonsense"'), "kind 'nonsense' is unknown"),
+        (ENTRY.replace('["crash"]', '"x"'), "signature must be a list of strings, got 'x'"),
+        (ENTRY.replace('["crash"]', "[]"), "signature must be a list of strings, got []"),
+        (ENTRY.replace('"format": 1', '"format": 2'), "format 2 is unknown"),
+        (ENTRY.replace('"format": 1', '"format": true'), "format True is unknown"),
+        (ENTRY.replace('"legacy"', '"nightly"'), "revision 'nightly' is unknown"),
+        (ENTRY.replace('"case": {}', '"case": {"input": 1}'), "case.input"),
+        (ENTRY[:-1] + ', "name": "../x"}', "name '../x' is not a plain file name"),
+        (ENTRY[:-1] + ', "target": ""}', "target must be a library's path or null"),
+        (b'{"a": "\xff"}', "not UTF-8 (byte 0xff at offset 7)"),
     ],
 )
 def test_malformed_entry_is_one_clear_error(tmp_path, text, message):
     path = tmp_path / "bad.json"
-    path.write_text(text)
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
     with pytest.raises(ConvcheckError) as info:
         corpus.load(path)
     assert message in str(info.value) and str(path) in str(info.value)

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from builders import conv, conv_t, t
 
-from convcheck.engine import agree
 from convcheck.fixedint import INT64_MAX
 from convcheck.values import logical_values
 
@@ -79,7 +78,7 @@ def judged(judge, case):
     """The judge's outcome for ``case`` (run entry), checked against expected_outcome."""
     (outcome,) = judge.run([case])
     expected = expected_outcome(case)
-    assert agree(expected, outcome), (
+    assert expected.agrees(outcome), (
         f"model says {expected.describe()}, ExecuTorch {outcome.describe()} ({outcome.detail})"
     )
     return outcome

@@ -12,7 +12,6 @@ import collections
 
 import pytest
 
-from convcheck.engine import agree, outcome_class
 from convcheck.generate import random_cases
 
 pytest.importorskip(
@@ -37,15 +36,15 @@ def test_executorch_agrees_with_the_legacy_model(judged):
     example = {}
     for case, actual in judged:
         expected = expected_outcome(case)
-        if not agree(expected, actual):
-            key = (outcome_class(expected), outcome_class(actual))
+        if not expected.agrees(actual):
+            key = (expected.category, actual.category)
             bad[key] += 1
             example.setdefault(key, f"{case.dumps()} ({actual.detail})")
     assert not bad, f"model vs executorch: {dict(bad)}; first cases: {example}"
 
 
 def test_the_cases_reach_every_kind_of_answer(judged):
-    kinds = collections.Counter(outcome_class(actual) for _, actual in judged)
+    kinds = collections.Counter(actual.category for _, actual in judged)
     checks = {k for k in kinds if k.startswith("reject")}
     assert kinds["accept"] > 50
     assert len(checks) >= 15, sorted(checks)

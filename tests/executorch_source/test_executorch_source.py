@@ -17,7 +17,6 @@ from convcheck import campaign, model
 from convcheck.case import Case
 from convcheck.cli import main
 from convcheck.executorch_target import _logs
-from convcheck.generate import RandomSource, build_case
 from convcheck.known_bugs import LEGACY_BUG_CLASSES, bug_class
 
 SOURCE = os.environ.get("CONVCHECK_EXECUTORCH_SRC")
@@ -91,19 +90,19 @@ def test_target_builds_once(library):
 
 @needs_checkout
 def test_the_real_kernel_crashes_where_the_model_says(library):
-    from convcheck.engine import Engine
+    from convcheck.judges import Judges
 
     case = Case.from_json(json.loads(EXAMPLE.read_text()))
-    with Engine("legacy", target=f"executorch-source:{SOURCE}", use_torch=False) as engine:
-        (judgement,) = engine.judge([case])
-        found = engine.findings(judgement)
+    with Judges("legacy", target=f"executorch-source:{SOURCE}", use_torch=False) as judges:
+        (judgement,) = judges.judge([case])
+        found = judges.findings(judgement)
     assert "dim_order_to_stride_nocheck" in judgement.native_check.crash_site
     assert [bug_class(f.signature) for f in found] == ["out strides past int32"]
 
 
 @needs_checkout
 def test_a_tensor_executorch_cannot_describe_is_judged_not_crashed(library):
-    from convcheck.engine import Engine, agree
+    from convcheck.judges import Judges
 
     # numel of the input passes int64 (TensorImpl's constructor would overflow on it).
     case = Case.from_json(
@@ -120,23 +119,22 @@ def test_a_tensor_executorch_cannot_describe_is_judged_not_crashed(library):
             "groups": 1,
         }
     )
-    with Engine("legacy", target=f"executorch-source:{SOURCE}", use_torch=False) as engine:
-        (judgement,) = engine.judge([case])
+    with Judges("legacy", target=f"executorch-source:{SOURCE}", use_torch=False) as judges:
+        (judgement,) = judges.judge([case])
     predicted = model.predict(judgement.model, with_loops=False)
     assert predicted.verdict == "reject"
-    assert agree(predicted, judgement.native_check), judgement.native_check.describe()
+    assert predicted.agrees(judgement.native_check), judgement.native_check.describe()
 
 
 @pytest.fixture(scope="module")
 def campaign_run(library):
     """A seeded campaign with a case budget (8,192 cases) against the checkout."""
-    from convcheck.engine import Engine
+    from convcheck.judges import Judges
 
-    with Engine(REVISION, target=f"executorch-source:{SOURCE}", jobs=2) as engine:
-        run = campaign.Campaign(engine)
-        src = RandomSource(7)
-        for _ in range(32):
-            run.submit([build_case(src) for _ in range(campaign.BATCH)])
+    budget = campaign.Budget(cases=8192)
+    with Judges(REVISION, target=f"executorch-source:{SOURCE}", jobs=2) as judges:
+        run = campaign.Campaign(judges, budget=budget)
+        run.explore("random", 7)
     return run
 
 

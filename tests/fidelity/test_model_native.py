@@ -10,8 +10,8 @@ import collections
 import pytest
 
 from convcheck import model
-from convcheck.engine import agree, is_small, outcome_class
 from convcheck.generate import random_cases
+from convcheck.judges import is_small
 from convcheck.native import NativeJudge
 
 CASES_PER_REVISION = 20_000
@@ -36,8 +36,8 @@ def disagreements(revision, pairs, with_loops):
         if with_loops and actual.verdict == "accept" and actual.values is None:
             continue  # too large to run: the check entry already compared it
         predicted = model.predict(model.run(case, revision), with_loops)
-        if not agree(predicted, actual):
-            key = (outcome_class(predicted), outcome_class(actual))
+        if not predicted.agrees(actual):
+            key = (predicted.category, actual.category)
             bad[key] += 1
             example.setdefault(key, case.dumps())
     return bad, example

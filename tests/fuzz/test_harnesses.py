@@ -2,6 +2,7 @@
 
 import importlib.util
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -33,7 +34,8 @@ def test_the_dictionary_file_is_the_generated_one():
 
 
 def test_bytes_always_decode_to_a_case():
-    for data in RANDOM_BYTES + SEEDS + [b"{not json", b'{"input": 1}']:
+    nested = b'{"input": ' + b"[" * 10**5
+    for data in RANDOM_BYTES + SEEDS + [b"{not json", b'{"input": 1}', nested, b"{\xff"]:
         case_from_bytes(data)
 
 
@@ -62,3 +64,38 @@ def test_current_harness_passes_the_whole_corpus():
         for data in SEEDS + RANDOM_BYTES:
             harness.TestOneInput(data)
     assert SEEDS, "the corpus seeds the harnesses; it must not be empty"
+
+
+def hostile_variants(seeds, count, seed=0):
+    """Seeded mutations of real files: cuts, byte flips, and the tokens that once escaped
+    the loaders (deep nesting, long integers, lone surrogates, non-UTF-8 bytes)."""
+    rng = random.Random(seed)
+    tokens = [b"[" * 5000, b"9" * 5000, b'"\\ud800"', b"\xff", b"NaN", b"1e999", b"[]", b"{}"]
+    out = []
+    for _ in range(count):
+        data = bytearray(rng.choice(seeds))
+        for _ in range(rng.randint(1, 4)):
+            at = rng.randrange(len(data) + 1)
+            move = rng.randrange(3)
+            if move == 0:
+                data[at:] = data[at : at + rng.randrange(len(data) + 1)]
+            elif move == 1 and at < len(data):
+                data[at] = rng.randrange(256)
+            else:
+                data[at:at] = rng.choice(tokens)
+        out.append(bytes(data))
+    return out + [os.urandom(n) for n in (0, 1, 7, 64, 256, 1024) for _ in range(10)]
+
+
+def test_loader_harness_raises_only_clear_errors():
+    harness = load_harness("loaders")
+    entries = [p.read_bytes() for p in sorted((ROOT / "corpus").glob("*.json"))]
+    for data in hostile_variants(SEEDS + entries, 300) + SEEDS + entries:
+        harness.TestOneInput(data)
+
+
+def test_loader_harness_fails_on_any_other_exception(monkeypatch):
+    harness = load_harness("loaders")
+    monkeypatch.setattr(harness.Case, "from_json", lambda data: {}["a dtype"])
+    with pytest.raises(RuntimeError, match="KeyError: 'a dtype'"):
+        harness.TestOneInput(SEEDS[0])

@@ -59,7 +59,7 @@ def test_without_ub_or_narrowing_both_arithmetics_agree(case):
     for revision in model.REVISIONS:
         wrapped, exact, _ = model.classify(case, revision)
         if not wrapped.ub and not wrapped.narrowing:
-            assert model.same_answer(wrapped.outcome, exact.outcome)
+            assert wrapped.outcome.same_answer(exact.outcome)
 
 
 @settings(max_examples=500, deadline=None)

@@ -71,7 +71,7 @@ def test_missing_file(tmp_path):
 
 
 def test_unknown_revision():
-    with pytest.raises(ConvcheckError, match="unknown revision 'newest'"):
+    with pytest.raises(ConvcheckError, match="revision='newest' must be one of legacy, current"):
         NativeJudge("newest")
 
 

@@ -6,6 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from convcheck.errors import ConvcheckError
+from convcheck.model import REVISIONS
 from convcheck.native import build
 
 
@@ -38,7 +39,7 @@ def test_second_build_is_the_cached_library(compiles, tmp_path):
 
 
 def test_flavours_and_revisions_are_apart(compiles):
-    paths = {build.build_library(r, sanitized=s) for r in build.REVISIONS for s in (True, False)}
+    paths = {build.build_library(r, sanitized=s) for r in REVISIONS for s in (True, False)}
     assert len(paths) == 4
     assert len(compiles) == 4
     sanitized = [c for c in compiles if "-fsanitize=address,undefined" in c]
@@ -67,5 +68,5 @@ def test_compiler_error_is_its_first_error_line(compiles, tmp_path):
 
 
 def test_unknown_revision(compiles):
-    with pytest.raises(ConvcheckError, match="unknown revision 'main'"):
+    with pytest.raises(ConvcheckError, match="revision='main' must be one of legacy, current"):
         build.build_library("main")

@@ -19,14 +19,14 @@ BUGS = {
         conv(bias=t(1)),
         "run",
         "heap-buffer-overflow READ",
-        "load_float32 conv_loops.c:",
+        "load_float32 elements.c:",
         "bias.length",
     ),
     "empty_byte_bias": (
         conv(bias=t(0, dtype="uint8")),
         "run",
         "heap-buffer-overflow READ",
-        "load_uint8 conv_loops.c:",
+        "load_uint8 elements.c:",
         "bias.length",
     ),
     "bool_bias": (

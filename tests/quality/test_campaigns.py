@@ -1,24 +1,27 @@
 """Quality: a short seeded campaign on legacy finds every bug class the thread names and
 shrinks each to a small case; the same campaign on current finds nothing unexplained.
 
-Time-boxed and seeded; a miss here means the generator or a judge lost its reach.
+A case budget and a seed: the same campaign on any machine. A miss here means the
+generator or a judge lost its reach.
 """
 
 import pytest
 
 from convcheck import campaign
-from convcheck.engine import Engine
+from convcheck.judges import Judges
 from convcheck.known_bugs import LEGACY_BUG_CLASSES, bug_class
 
 pytest.importorskip("torch")
+pytestmark = pytest.mark.slow
 
-SECONDS = 25
+CASES = {"random": 6144, "atheris": 6144, "hypothesis": 2500}
 
 
 def run_campaign(revision, seed, engine_name="random"):
-    with Engine(revision, jobs=2) as engine:
-        run = campaign.Campaign(engine)
-        campaign.run(run, engine_name, SECONDS, seed)
+    budget = campaign.Budget(cases=CASES[engine_name])
+    with Judges(revision, jobs=2) as judges:
+        run = campaign.Campaign(judges, budget=budget)
+        run.explore(engine_name, seed)
         run.minimize_all(
             max_evaluations=300, seconds_each=15, only=lambda f: bug_class(f.signature) is not None
         )
@@ -32,18 +35,39 @@ def legacy(request):
     return run_campaign("legacy", seed=7, engine_name=request.param)
 
 
+def smallest(run, bug):
+    """The smallest minimised witness of the bug class, or None."""
+    found = [f.case for f in run.found.values() if f.signature in LEGACY_BUG_CLASSES[bug]]
+    return min(found, key=lambda c: c.input.numel + c.weight.numel, default=None)
+
+
+def found_small(run, bug):
+    case = smallest(run, bug)
+    return case is not None and case.input.numel + case.weight.numel <= 64
+
+
 @pytest.mark.parametrize("bug", sorted(LEGACY_BUG_CLASSES))
 def test_legacy_campaign_finds_and_shrinks(legacy, bug):
-    wanted = LEGACY_BUG_CLASSES[bug]
-    found = [f for f in legacy.found.values() if f.signature in wanted]
-    assert found, f"{bug}: none of {wanted} in {sorted(legacy.found)}"
-    case = min((f.case for f in found), key=lambda c: c.input.numel + c.weight.numel)
+    case = smallest(legacy, bug)
+    assert case is not None, f"{bug}: none of {LEGACY_BUG_CLASSES[bug]} in {sorted(legacy.found)}"
     assert case.input.numel + case.weight.numel <= 64, case.dumps()
     assert case.input.rank <= 5
+
+
+def test_hypothesis_campaign_finds_and_shrinks():
+    """Hypothesis spends much of its budget shrinking as it goes, so it reaches fewer bug
+    classes than the random engine. Which ones depends on more than the seed: Hypothesis
+    also draws the integer constants of every module the process has imported (so the
+    same seed differs between the command line and pytest). Its reach is the claim: with
+    1,500 cases, seeds 1, 2, 3 and 7 found 4 to 6 classes, the bias length every time."""
+    run = run_campaign("legacy", seed=7, engine_name="hypothesis")
+    reached = [bug for bug in LEGACY_BUG_CLASSES if found_small(run, bug)]
+    assert len(reached) >= 4, (reached, sorted(run.found))
+    assert "wrong bias length accepted" in reached
 
 
 def test_current_campaign_finds_nothing_unexplained():
     run = run_campaign("current", seed=7)
     about_kernel = [f.describe() for f in run.found.values() if f.about_kernel]
     assert about_kernel == []
-    assert run.stats.cases > 1000
+    assert run.stats.cases == CASES["random"]

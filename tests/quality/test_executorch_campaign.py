@@ -1,10 +1,13 @@
-"""Quality on the real target: a seeded, time-boxed campaign against ExecuTorch 1.5.1 from
-PyPI finds its known bugs and minimises each (issue: a real target)."""
+"""Quality on the real target: a seeded campaign with a case budget against ExecuTorch
+1.5.1 from PyPI finds its known bugs and minimises each (issue: a real target)."""
 
 import pytest
 
 from convcheck import campaign
-from convcheck.engine import Engine
+from convcheck.judges import Judges
+
+pytestmark = pytest.mark.slow
+CASES = 3072
 
 pytest.importorskip("torch")
 executorch_target = pytest.importorskip("convcheck.executorch_target")
@@ -30,9 +33,9 @@ EXPECTED = {
 @pytest.fixture(scope="module")
 def found():
     wanted = set(EXPECTED.values())
-    with Engine("legacy", target="executorch", jobs=2) as engine:
-        run = campaign.Campaign(engine)
-        campaign.run(run, "random", 25, seed=3)
+    with Judges("legacy", target="executorch", jobs=2) as judges:
+        run = campaign.Campaign(judges, budget=campaign.Budget(cases=CASES))
+        run.explore("random", seed=3)
         run.minimize_all(max_evaluations=200, seconds_each=20, only=lambda f: f.signature in wanted)
     return {f.signature: f for f in run.found.values()}
 

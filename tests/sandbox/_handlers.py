@@ -39,6 +39,23 @@ def _malloc(megabytes: int) -> dict:
     return {"null": pointer is None}
 
 
+def _scribble() -> dict:
+    """Garbage to every pipe this process may write to but stdout/stderr: the result pipe
+    too, wherever the worker put it."""
+    import fcntl
+    import stat
+
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        try:
+            if fd > 2 and stat.S_ISFIFO(os.fstat(fd).st_mode):
+                if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY:
+                    os.write(fd, b"not a result\n")
+        except OSError:
+            continue  # closed meanwhile (the listing's own fd)
+    return {"scribbled": True}
+
+
 _OPS = {
     "echo": lambda request: request,
     "pid": lambda request: time.sleep(request.get("sleep", 0)) or {"pid": os.getpid()},
@@ -54,6 +71,7 @@ _OPS = {
     "print": lambda request: print(request["text"], file=sys.stderr) or {},
     "print_and_segv": lambda request: _print_and_segv(request["text"]),
     "list": lambda request: [request],
+    "scribble": lambda request: _scribble(),
 }
 
 

@@ -6,8 +6,9 @@ branches mirror the C checks, so libFuzzer steers toward every check. Cases are 
 batches by the child's own ``Campaign``, which writes each new finding to the corpus the
 moment it appears; the parent reads them back and minimises them.
 
-    python -m convcheck._atheris_engine --revision legacy --corpus DIR [--target LIB]
-        [--no-torch] [--jobs N] [--stats FILE] -- [libFuzzer flags and corpus folders]
+    python -m convcheck.engines._atheris_child --revision legacy --corpus DIR
+        [--target LIB] [--no-torch] [--jobs N] [--stats FILE] [--cases N] [--until-first]
+        -- [libFuzzer flags and corpus folders]
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def main(argv: list[str] | None = None) -> None:
     ours, libfuzzer = (
         (argv[: argv.index("--")], argv[argv.index("--") + 1 :]) if "--" in argv else (argv, [])
     )
-    parser = argparse.ArgumentParser(prog="convcheck._atheris_engine")
+    parser = argparse.ArgumentParser(prog="convcheck.engines._atheris_child")
     parser.add_argument("--revision", default="legacy")
     parser.add_argument("--target")
     parser.add_argument("--corpus", required=True)
@@ -37,6 +38,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--stats")
     parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes per judge")
+    parser.add_argument("--cases", type=int, help="stop after this many judged cases")
+    parser.add_argument("--until-first", action="store_true", help="stop at the first finding")
     args = parser.parse_args(ours)
 
     import atheris
@@ -46,29 +49,35 @@ def main(argv: list[str] | None = None) -> None:
 
     from pathlib import Path
 
-    from convcheck.campaign import Campaign
-    from convcheck.engine import Engine
+    from convcheck.campaign import Budget, Campaign
     from convcheck.fuzzed import case_from_bytes
+    from convcheck.judges import Judges
 
     known = set(Path(args.known).read_text().splitlines()) if args.known else set()
-    engine = Engine(args.revision, target=args.target, jobs=args.jobs, use_torch=not args.no_torch)
+    judges = Judges(args.revision, target=args.target, jobs=args.jobs, use_torch=not args.no_torch)
     run = Campaign(
-        engine,
+        judges,
         Path(args.corpus),
         {"found_by": "convcheck fuzz --engine atheris"},
         sys.stderr,
         known,
+        # libFuzzer keeps the time (-max_total_time); the campaign keeps the rest.
+        Budget(cases=args.cases, until_first=args.until_first),
     )
     pending = []
     last_flush = [time.monotonic()]
 
     def flush() -> None:
         if pending:
-            run.submit(list(pending))
+            run.submit(pending[: run.room(len(pending))])
             pending.clear()
         last_flush[0] = time.monotonic()
         if args.stats:
             write_stats(args.stats, run)
+        if run.exhausted:
+            # libFuzzer has no clean way out of a callback; everything is written.
+            judges.close()
+            os._exit(0)
 
     def test_one_input(data: bytes) -> None:
         case = case_from_bytes(data)

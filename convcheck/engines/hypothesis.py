@@ -1,14 +1,15 @@
-"""The Hypothesis engine's property: a failure class per signature.
+"""The Hypothesis engine: Hypothesis drives the same construction, a failure per signature.
 
 Hypothesis tells failures apart by exception type and location, shrinks each, and
 reports them together. Giving every signature its own subclass of ``NewFinding`` makes
-"distinct bug" mean exactly what the campaign means by it.
+"distinct bug" mean exactly what the campaign means by it. The campaign has already kept
+each finding when the property fails, so nothing is lost if the budget ends before
+shrinking does; the property runs again with new seeds until the budget is spent.
 """
 
 from __future__ import annotations
 
 import hashlib
-import time
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
@@ -18,6 +19,10 @@ from convcheck.strategies import cases
 
 class NewFinding(Exception):
     """A signature this run of the property had not raised before."""
+
+
+class _Spent(BaseException):
+    """The budget is spent: a BaseException, so Hypothesis stops instead of shrinking it."""
 
 
 _CLASSES: dict[str, type[NewFinding]] = {}
@@ -30,7 +35,17 @@ def exception_for(key: str) -> type[NewFinding]:
     return _CLASSES[key]
 
 
-def run_property(campaign, deadline: float, seed: int) -> None:
+def explore(campaign, seed: int) -> None:
+    round_seed = seed
+    try:
+        while not campaign.exhausted:
+            run_property(campaign, round_seed)
+            round_seed += 1
+    except _Spent:
+        pass
+
+
+def run_property(campaign, seed: int) -> None:
     """One Hypothesis run: generate until a new signature, shrink it, report it."""
     raised = set(campaign.found)
 
@@ -45,8 +60,8 @@ def run_property(campaign, deadline: float, seed: int) -> None:
     )
     @given(cases())
     def distinct_findings(case):
-        if time.monotonic() > deadline:
-            return  # past the deadline nothing fails, so shrinking ends at once
+        if campaign.exhausted:
+            raise _Spent
         for finding in campaign.submit([case])[0]:
             if finding.key not in raised:
                 raise exception_for(finding.key)(finding.describe())
@@ -56,6 +71,6 @@ def run_property(campaign, deadline: float, seed: int) -> None:
     except NewFinding:
         pass
     except BaseExceptionGroup as group:
-        _, rest = group.split(NewFinding)
+        _, rest = group.split((NewFinding, _Spent))
         if rest is not None:
             raise rest from None

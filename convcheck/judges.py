@@ -1,63 +1,27 @@
-"""Case in, outcomes out, findings as their disagreements.
+"""The judges: one case in, every judge's answer out.
 
 A case goes to every judge: the model under C arithmetic and under exact arithmetic, the
 native kernel (check-only entry always, run entry with real buffers when the shapes are
-small), and torch. ``findings`` turns one case's outcomes into zero or more ``Finding``s,
-each with a *signature*: what deduplication and minimisation preserve.
+small), and torch. ``Judges`` keeps them warm across batches and hands each case's
+``Judgement`` to ``convcheck.findings``, which turns it into findings.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-
-import numpy as np
+from dataclasses import dataclass
 
 from convcheck import model
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError
-from convcheck.outcome import ACCEPT, CRASH, HANG, REJECT, Outcome
+from convcheck.findings import Finding, findings
+from convcheck.outcome import ACCEPT, CRASH, Outcome
 
 # Run-entry (data) only when every tensor is at most this many elements.
 SMALL_NUMEL = 4096
 # How many times a foreseen native crash is confirmed before exploration skips its copies.
 CONFIRMATIONS = 8
-
-FINDING_KINDS = (
-    "crash",
-    "infidelity",
-    "missing-check",
-    "over-strict",
-    "wrong-result",
-    "overflow",
-    "ordering",
-    "torch-bug",
-)
-
-# Tolerances of a value comparison: accumulation order differs between kernels.
-_TOLERANCE = {"float64": 1e-9, "float32": 1e-4, "float16": 2e-2, "bfloat16": 5e-2}
-
-
-@dataclass(frozen=True)
-class Finding:
-    kind: str
-    signature: tuple[str, ...]
-    case: Case
-    outcomes: dict[str, Outcome] = field(compare=False)
-    explanation: str = field(compare=False, default="")
-
-    @property
-    def key(self) -> str:
-        return " | ".join(self.signature)
-
-    @property
-    def about_kernel(self) -> bool:
-        """A torch-bug is reported, but it is not the kernel's to fix."""
-        return self.kind != "torch-bug"
-
-    def describe(self) -> str:
-        return f"{self.kind}: {self.explanation}"
 
 
 @dataclass
@@ -81,6 +45,11 @@ class Judgement:
         """What the kernel under test did: the run entry's answer when it ran."""
         return self.native_run or self.native_check
 
+    def predicted(self, with_loops: bool) -> Outcome:
+        """What the kernel should answer: the model's sanitized prediction, unless a
+        target of its own says otherwise (``expected``)."""
+        return self.expected or model.predict(self.model, with_loops)
+
     def outcomes(self) -> dict[str, Outcome]:
         found = {"model": self.model.outcome, "exact": self.exact.outcome}
         if self.native_check is not None:
@@ -97,140 +66,7 @@ def is_small(case: Case) -> bool:
     return all(t.numel <= SMALL_NUMEL for t in tensors) and case.input.rank <= 5
 
 
-def outcome_class(outcome: Outcome) -> str:
-    """The part of an outcome a signature keeps: verdict and check id or crash kind."""
-    if outcome.verdict == REJECT:
-        return f"reject {outcome.check}"
-    if outcome.verdict == CRASH:
-        return f"crash {outcome.crash_kind}"
-    return outcome.verdict
-
-
-def agree(predicted: Outcome, actual: Outcome) -> bool:
-    if predicted.verdict != actual.verdict:
-        return False
-    if predicted.verdict == REJECT:
-        return predicted.check == actual.check
-    if predicted.verdict == ACCEPT:
-        return predicted.out_sizes == actual.out_sizes
-    if predicted.verdict == CRASH:
-        return predicted.crash_kind == actual.crash_kind
-    return True
-
-
-def crash_site_family(site: str | None) -> str:
-    """A sanitizer site is ``function file:line``; the function names the bug."""
-    if not site:
-        return "?"
-    return model.site_family(site.split()[0])
-
-
-def values_differ(dtype: str, a: tuple[float, ...], b: tuple[float, ...]) -> str | None:
-    if len(a) != len(b):
-        return f"{len(a)} values against {len(b)}"
-    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if dtype in _TOLERANCE:
-        tol = _TOLERANCE[dtype]
-        scale = max(1.0, float(np.max(np.abs(y))) if y.size else 1.0)
-        bad = ~np.isclose(x, y, rtol=tol, atol=tol * scale, equal_nan=True)
-    else:
-        bad = x != y
-    if not bad.any():
-        return None
-    i = int(np.argmax(bad))
-    return f"value {i}: {x[i]!r} against {y[i]!r}"
-
-
-def overflow_site(run: model.ModelRun) -> str:
-    """Where the C arithmetic first left the exact one: UB, narrowing or unsigned wrap."""
-    for step in run.steps:
-        for op in step.ops:
-            if op.flag:
-                return op.site
-    return "?"
-
-
-def findings(j: Judgement, explain_difference=None) -> list[Finding]:
-    """Every disagreement among the outcomes of one case."""
-    case, out = j.case, j.outcomes()
-    found: list[Finding] = []
-
-    def add(kind: str, signature: tuple[str, ...], explanation: str) -> None:
-        found.append(Finding(kind, (kind, *signature), case, out, explanation))
-
-    for mf in j.model_findings:
-        site = overflow_site(j.model) if mf.kind == "overflow" else mf.site
-        add(mf.kind, (model.site_family(site),), mf.detail)
-
-    kernel = j.kernel
-    if kernel is not None and kernel.verdict in (CRASH, HANG):
-        # Where the model foresaw this crash, its step names the bug better than the C
-        # function that happened to fault (a bias over-read faults in a per-dtype loader).
-        foreseen = j.expected or model.predict(j.model, with_loops=j.native_run is not None)
-        if foreseen.verdict == CRASH and foreseen.crash_kind == kernel.crash_kind:
-            site = model.site_family(foreseen.crash_site)
-        else:
-            site = crash_site_family(kernel.crash_site)
-        add("crash", (kernel.crash_kind or kernel.verdict, site), f"native {kernel.describe()}")
-
-    for name, actual, with_loops in (
-        ("native", j.native_check, False),
-        ("native_run", j.native_run, True),
-    ):
-        if actual is None:
-            continue
-        predicted = j.expected or model.predict(j.model, with_loops)
-        if not agree(predicted, actual):
-            add(
-                "infidelity",
-                (outcome_class(predicted), outcome_class(actual)),
-                f"model predicts {predicted.describe()}, {name} gives {actual.describe()}",
-            )
-
-    verdict = j.torch
-    if verdict is None:
-        return found
-    torch_outcome = verdict.outcome
-    if torch_outcome.verdict in (CRASH, HANG):
-        add("torch-bug", (outcome_class(torch_outcome),), f"torch {torch_outcome.describe()}")
-    elif verdict.torch_bug:
-        # The bug's class is the part before the details; numbers vary from case to case.
-        summary = re.sub(r"\d+", "N", verdict.torch_bug.split(";")[0])
-        summary = re.sub(r"\[[N, ]*\]", "[...]", summary)
-        add("torch-bug", (summary,), verdict.torch_bug)
-    if (
-        kernel is None
-        or kernel.verdict not in (ACCEPT, REJECT)
-        or torch_outcome.verdict not in (ACCEPT, REJECT)
-    ):
-        return found
-    if explain_difference is not None and explain_difference(
-        case, j.revision, kernel, torch_outcome, verdict
-    ):
-        return found
-    if kernel.verdict == ACCEPT and torch_outcome.verdict == REJECT:
-        add(
-            "missing-check",
-            (torch_outcome.check,),
-            f"kernel accepts, torch rejects: {torch_outcome.check}",
-        )
-    elif kernel.verdict == REJECT and torch_outcome.verdict == ACCEPT:
-        add("over-strict", (kernel.check,), f"kernel rejects {kernel.check}, torch accepts")
-    elif kernel.verdict == ACCEPT:
-        if kernel.out_sizes != torch_outcome.out_sizes:
-            add(
-                "wrong-result",
-                ("sizes",),
-                f"kernel gives {list(kernel.out_sizes)}, torch {list(torch_outcome.out_sizes)}",
-            )
-        elif kernel.values is not None and torch_outcome.values is not None:
-            why = values_differ(case.input.dtype, kernel.values, torch_outcome.values)
-            if why:
-                add("wrong-result", ("values",), why)
-    return found
-
-
-class Engine:
+class Judges:
     """All judges for one revision or target, kept warm across batches."""
 
     def __init__(
@@ -332,7 +168,7 @@ class Engine:
             self._count_confirmation(j)
 
     def _confirmed(self, j: Judgement, with_loops: bool) -> bool:
-        predicted = j.expected or model.predict(j.model, with_loops)
+        predicted = j.predicted(with_loops)
         if predicted.verdict != CRASH:
             return False
         key = (with_loops, predicted.crash_kind, model.site_family(predicted.crash_site))
@@ -341,8 +177,8 @@ class Engine:
     def _count_confirmation(self, j: Judgement) -> None:
         """A native crash the model foresaw counts toward skipping its copies."""
         for with_loops, actual in ((False, j.native_check), (True, j.native_run)):
-            predicted = j.expected or model.predict(j.model, with_loops)
-            if actual is not None and predicted.verdict == CRASH and agree(predicted, actual):
+            predicted = j.predicted(with_loops)
+            if actual is not None and predicted.verdict == CRASH and predicted.agrees(actual):
                 key = (with_loops, predicted.crash_kind, model.site_family(predicted.crash_site))
                 self._confirmations[key] = self._confirmations.get(key, 0) + 1
 
@@ -352,31 +188,22 @@ class Engine:
     def evaluate(self, cases: list[Case], thrifty: bool = False) -> list[list[Finding]]:
         return [self.findings(j) for j in self.judge(cases, thrifty)]
 
+    def keeps(self, signature: tuple[str, ...]) -> Callable[[list[Case]], list[bool]]:
+        """The shrinker's predicate: which cases still show a finding with ``signature``."""
+
+        def judge(cases: list[Case]) -> list[bool]:
+            return [any(f.signature == signature for f in found) for found in self.evaluate(cases)]
+
+        return judge
+
     def close(self) -> None:
         self._pool.shutdown()
         for judge in (self.native, self.torch):
             if judge is not None:
                 judge.close()
 
-    def __enter__(self) -> Engine:
+    def __enter__(self) -> Judges:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def describe_case(case: Case) -> str:
-    """One line for a report: the shapes and the arguments that are not the default."""
-    parts = [f"in {list(case.input.sizes)}", f"w {list(case.weight.sizes)}"]
-    if case.bias is not None:
-        other_dtype = "" if case.bias.dtype == case.input.dtype else f" {case.bias.dtype}"
-        parts.append(f"b {list(case.bias.sizes)}{other_dtype}")
-    if case.input.dtype != "float32":
-        parts.append(case.input.dtype)
-    for name in ("stride", "padding", "dilation"):
-        parts.append(f"{name[0]}={list(getattr(case, name))}")
-    if case.transposed:
-        parts.append(f"transposed op={list(case.output_padding)}")
-    if case.groups != 1:
-        parts.append(f"groups={case.groups}")
-    return " ".join(parts)

@@ -1,0 +1,31 @@
+"""Argument checks, in one place and one wording: ``name=value must be ...``.
+
+Every function raises ``ConvcheckError`` naming the argument and its value, and returns
+the value (as the type it was checked to be) so that a caller can check and assign at once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection
+
+from convcheck.errors import ConvcheckError
+
+
+def check_positive_int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConvcheckError(f"{name}={value!r} must be a positive integer")
+    return value
+
+
+def check_seconds(name: str, value: object) -> float:
+    """A time budget or limit: positive and finite (``nan`` and ``inf`` bound nothing)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        raise ConvcheckError(f"{name}={value!r} must be a positive, finite number of seconds")
+    return float(value)
+
+
+def check_choice(name: str, value: object, choices: Collection[str]) -> str:
+    if value not in choices:
+        raise ConvcheckError(f"{name}={value!r} must be one of {', '.join(choices)}")
+    return value

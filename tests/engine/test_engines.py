@@ -1,0 +1,65 @@
+"""The contract every registered engine keeps (a new engine gets these tests for free).
+
+An engine proposes cases through ``campaign.submit`` until ``campaign.exhausted``: it
+stops at the case budget exactly, the same seed gives the same campaign, and
+``until_first`` stops it at the first finding about the kernel.
+"""
+
+import pytest
+
+from convcheck import engines
+from convcheck.campaign import Budget, Campaign
+from convcheck.errors import ConvcheckError
+from convcheck.judges import Judges
+
+CASES = 200
+
+
+@pytest.fixture(params=engines.names())
+def engine(request):
+    why = engines.unavailable(request.param)
+    if why:
+        pytest.skip(why)
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def judges():
+    with Judges("legacy", jobs=1, use_torch=False) as judges:
+        yield judges
+
+
+def campaign(judges, engine, seed, budget):
+    run = Campaign(judges, budget=budget)
+    run.explore(engine, seed)
+    return run
+
+
+def test_stops_at_the_case_budget_and_repeats_with_its_seed(judges, engine):
+    first = campaign(judges, engine, 3, Budget(cases=CASES))
+    again = campaign(judges, engine, 3, Budget(cases=CASES))
+    assert first.stats.cases == again.stats.cases == CASES
+    assert first.found, "legacy shows findings within any 200 cases"
+    assert sorted(first.found) == sorted(again.found)
+
+
+def test_until_first_stops_at_a_finding_about_the_kernel(judges, engine):
+    run = campaign(judges, engine, 3, Budget(cases=10 * CASES, until_first=True))
+    assert run.new_findings(about_kernel=True)
+    assert run.stats.cases < 10 * CASES
+
+
+def test_an_unknown_engine_is_a_clear_error():
+    with pytest.raises(ConvcheckError, match="engine='afl' must be one of random, "):
+        engines.load("afl")
+
+
+def test_a_missing_dependency_is_named(monkeypatch):
+    monkeypatch.setitem(
+        engines.ENGINES, "absent", engines.Provider("x", needs="no_such_module", extra="x")
+    )
+    assert engines.unavailable("absent") == (
+        "no_such_module is not installed (pip install 'convcheck[x]')"
+    )
+    with pytest.raises(ConvcheckError, match="engine='absent' cannot run: no_such_module"):
+        engines.load("absent")

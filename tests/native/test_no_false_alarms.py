@@ -1,0 +1,81 @@
+"""convcheck's own failures are never the kernel's: on ``current`` the native judge finds
+nothing, and when convcheck's code fails on a case that is a ``tool-error``, reported
+apart from the kernel's findings and never minimised."""
+
+import pytest
+from builders import conv, t
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from convcheck import model
+from convcheck.campaign import Campaign
+from convcheck.findings import findings
+from convcheck.judges import Judgement, Judges
+from convcheck.native import NativeJudge
+from convcheck.outcome import Outcome
+from convcheck.strategies import cases
+
+# Accepted by current (the batch dim is 0), but numpy cannot even shape its buffers:
+# found by `convcheck ci`, where it was reported as the kernel's crash.
+ZERO_ELEMENTS_HUGE_DIMS = conv(
+    input=t(0, 3, 268435451, 2147483647),
+    weight=t(3, 3, 2, 2),
+    bias=None,
+    out=t(0, 3, 1, 1),
+    stride=(1, 1),
+    padding=(0, 0),
+    dilation=(1, 1),
+    output_padding=(0, 0),
+)
+
+
+def test_a_zero_element_call_needs_no_buffers(current):
+    (outcome,) = current.run([ZERO_ELEMENTS_HUGE_DIMS])
+    assert outcome == Outcome.accept((0, 3, 268435450, 2147483646), values=())
+
+
+def test_an_exception_in_convcheck_is_a_tool_error_not_a_crash(current):
+    # A request the worker's own code cannot serve; the library is never called.
+    (answer,) = current._pool.run([{"case": conv().to_json(), "mode": "both"}])
+    outcome = NativeJudge.outcome(answer)
+    assert outcome.verdict == "tool-error", outcome
+    assert "mode: expected 'check' or 'run', got 'both'" in outcome.detail
+
+
+def _judgement(case, **native) -> Judgement:
+    wrapped, exact, found = model.classify(case, "current")
+    return Judgement(case, "current", wrapped, exact, found, **native)
+
+
+class _NoJudging:
+    revision, target = "current", None
+
+    def evaluate(self, cases, thrifty=False):
+        raise AssertionError("a tool-error was handed to the minimiser")
+
+    def keeps(self, signature):
+        raise AssertionError("a tool-error was handed to the minimiser")
+
+
+def test_a_tool_error_is_never_minimised():
+    error = Outcome.tool_error("ValueError: array is too big")
+    (finding,) = findings(_judgement(conv(), native_check=error))
+    run = Campaign(_NoJudging())
+    run.found[finding.key] = finding
+    run.minimize_all(max_evaluations=10)
+    assert run.found[finding.key] is finding
+
+
+@pytest.fixture(scope="module")
+def judges():
+    with Judges("current", use_native=True, use_torch=False, jobs=1) as panel:
+        yield panel
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=st.one_of(cases(), cases(small=True)))
+@example(case=ZERO_ELEMENTS_HUGE_DIMS)
+def test_current_gives_the_native_judge_nothing_to_report(judges, case):
+    """Model against native kernel (check entry, and run entry for small calls)."""
+    (found,) = judges.evaluate([case])
+    assert [f.describe() for f in found] == [], case.dumps()
