@@ -282,12 +282,21 @@ def cmd_build(args, stdout: TextIO, stderr: TextIO) -> int:
     return OK
 
 
+def cmd_target(args, stdout: TextIO, stderr: TextIO) -> int:
+    from convcheck.executorch_source import PREFIX, build_target
+
+    stdout.write(f"{build_target(args.source)}\n")
+    stderr.write(f"use it as: --target {PREFIX}{args.source}\n")
+    return OK
+
+
 def _judges(parser: argparse.ArgumentParser, torch_flag: bool = True) -> None:
     parser.add_argument("--revision", default="legacy", choices=sorted(model.REVISIONS))
     parser.add_argument(
         "--target",
-        help="a shared library exporting the convcheck ABI, or 'executorch' "
-        "(ExecuTorch 1.5.1 from PyPI; needs --revision legacy)",
+        help="a shared library exporting the convcheck ABI, 'executorch' "
+        "(ExecuTorch 1.5.1 from PyPI; needs --revision legacy), or 'executorch-source:DIR' "
+        "(an ExecuTorch checkout, built sanitized)",
     )
     parser.add_argument(
         "--jobs",
@@ -419,6 +428,11 @@ def _parser() -> _Parser:
 
     build = sub.add_parser("build", help="build the embedded kernel, sanitized and plain")
     build.set_defaults(func=cmd_build)
+
+    target = sub.add_parser("target", help="build a target from its sources; print its library")
+    target.add_argument("kind", choices=["executorch"])
+    target.add_argument("--source", required=True, help="the ExecuTorch checkout to build")
+    target.set_defaults(func=cmd_target)
     return parser
 
 

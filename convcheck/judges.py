@@ -107,6 +107,11 @@ class Judges:
                 raise ConvcheckError(f"executorch is not installed: {executorch_target.INSTALL}")
             self.native = executorch_target.ExecutorchJudge(jobs=jobs, timeout=max(timeout, 20.0))
             self._expected = executorch_target.expected_outcome
+        elif use_native and target is not None and target.startswith("executorch-source:"):
+            from convcheck.executorch_source import PREFIX, ExecutorchSourceJudge
+
+            source = target.removeprefix(PREFIX)
+            self.native = ExecutorchSourceJudge(source, jobs=jobs, timeout=timeout)
         elif use_native:
             from convcheck.native import NativeJudge
 

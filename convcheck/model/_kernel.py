@@ -210,6 +210,23 @@ def resize_out(call: Call, a: Arith) -> None:
         numel = product
 
 
+def out_strides(call: Call, a: Arith) -> None:
+    """The resize then gives out strides for its new sizes, in the int32 stride type: the
+    innermost dim (by out's dim order) has stride 1, each outer one the next inner one's
+    stride times its size, where a size of 0 counts as 1 (so an empty out can overflow)."""
+    sizes, order = call.out_sizes, call.out.order
+    if not order:
+        return
+    strides = [0] * len(order)
+    strides[order[-1]] = 1
+    for i in range(len(order) - 2, -1, -1):
+        inner = order[i + 1]
+        if sizes[inner] == 0:
+            strides[order[i]] = strides[inner]
+        else:
+            strides[order[i]] = a.mul_i32(strides[inner], sizes[inner], f"out_strides.dim{inner}")
+
+
 def empty_out(call: Call, a: Arith) -> None:
     if any(s == 0 for s in call.out_sizes):
         raise Accept()

@@ -24,6 +24,7 @@ from convcheck.model._kernel import (
     resize_out,
     val_at,
 )
+from convcheck.model._kernel import out_strides as int32_out_strides
 from convcheck.model.legacy import dim_orders, dtypes
 
 
@@ -145,6 +146,21 @@ def output_fits(call: Call, a: Arith) -> None:
     call.out_sizes = [a.narrow_i32(s, "output_fits.narrow") for s in call.out_sizes]
 
 
+def out_strides(call: Call, a: Arith) -> None:
+    """Beyond PR 24385: out's strides must fit the int32 stride type too. They are computed
+    in int64 first (each is a product of sizes below 2^31, each factor at most INT32_MAX
+    once the previous one passed), and a call whose out would need a larger one is refused
+    before the tensor library computes them in int32."""
+    sizes, order = call.out_sizes, call.out.order
+    stride = 1
+    for i in range(len(order) - 1, 0, -1):
+        size = sizes[order[i]]
+        stride = a.mul_i64(stride, max(size, 1), f"out_strides.dim{order[i]}_checked")
+        if stride > INT32_MAX:
+            raise Reject("output.stride_too_large")
+    int32_out_strides(call, a)
+
+
 STEPS = (
     dtypes,
     dim_orders,
@@ -162,6 +178,7 @@ STEPS = (
     output_size_valid,
     output_fits,
     resize_out,
+    out_strides,
     empty_out,
     dtype_switch,
     bias_reads,

@@ -214,6 +214,23 @@ static const char *step_output_fits(const convcheck_call *call, cc_plan *plan) {
     return NULL;
 }
 
+/* Step 17, beyond PR 24385. out's strides must fit the int32 stride type as well as its
+   sizes: they are computed here in int64 (each factor is at most INT32_MAX once the
+   previous stride passed, so no product overflows) and a larger one is refused before the
+   tensor library would compute it in int32. */
+static const char *step_out_strides(const convcheck_call *call, cc_plan *plan) {
+    const int32_t *order = call->out.dim_order;
+    int64_t stride = 1;
+    for (int32_t i = plan->out_rank - 1; i > 0; i--) {
+        int64_t size = plan->out_sizes[order[i]];
+        stride *= size == 0 ? 1 : size;
+        if (stride > INT32_MAX) {
+            return "output.stride_too_large";
+        }
+    }
+    return NULL;
+}
+
 const cc_step cc_revision_steps[] = {
     cc_step_dtypes,            /* 1 */
     cc_step_dim_orders,        /* 2 */
@@ -231,8 +248,9 @@ const cc_step cc_revision_steps[] = {
     cc_step_output_size_valid, /* 14: on the int64 sizes */
     step_output_fits,          /* 15 */
     cc_step_resize_out,        /* 16 */
-    cc_step_empty_out,         /* 17 */
-    cc_step_dtype_switch,      /* 18 */
+    step_out_strides,          /* 17 */
+    cc_step_empty_out,         /* 18 */
+    cc_step_dtype_switch,      /* 19 */
     cc_step_bias_load_fn,      /* the loops' bias loader: never NULL here, step 9 refused bool */
 };
 const size_t cc_revision_step_count = sizeof cc_revision_steps / sizeof cc_revision_steps[0];

@@ -200,6 +200,24 @@ static const char *step_output_sizes(const convcheck_call *call, cc_plan *plan) 
     return NULL;
 }
 
+/* Step 15. The resize gives out strides for its new sizes in the int32 stride type, innermost
+   dim first by out's dim order, a size of 0 counting as 1: an empty out whose other sizes
+   multiply past INT32_MAX overflows here (the tensor library's dim_order_to_stride). */
+static const char *step_out_strides(const convcheck_call *call, cc_plan *plan) {
+    const int32_t *order = call->out.dim_order;
+    int32_t strides[CONVCHECK_MAX_RANK];
+    if (plan->out_rank == 0) {
+        return NULL;
+    }
+    strides[order[plan->out_rank - 1]] = 1;
+    for (int32_t i = plan->out_rank - 2; i >= 0; i--) {
+        int32_t inner = order[i + 1];
+        int32_t size = (int32_t)plan->out_sizes[inner];
+        strides[order[i]] = size == 0 ? strides[inner] : strides[inner] * size;
+    }
+    return NULL;
+}
+
 const cc_step cc_revision_steps[] = {
     cc_step_dtypes,            /* 1 */
     cc_step_dim_orders,        /* 2 */
@@ -215,8 +233,9 @@ const cc_step cc_revision_steps[] = {
     step_output_sizes,         /* 12 */
     cc_step_output_size_valid, /* 13 */
     cc_step_resize_out,        /* 14 */
-    cc_step_empty_out,         /* 15 */
-    cc_step_dtype_switch,      /* 16 */
-    cc_step_bias_load_fn,      /* 17: a bool bias gets a NULL load function, called by the loops */
+    step_out_strides,          /* 15 */
+    cc_step_empty_out,         /* 16 */
+    cc_step_dtype_switch,      /* 17 */
+    cc_step_bias_load_fn,      /* 18: a bool bias gets a NULL load function, called by the loops */
 };
 const size_t cc_revision_step_count = sizeof cc_revision_steps / sizeof cc_revision_steps[0];

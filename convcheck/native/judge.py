@@ -124,7 +124,8 @@ class NativeJudge(PoolJudge):
     uses a user's library instead (``revision`` and ``sanitized`` are then ignored: whether
     it needs the sanitizer runtime is read from the library). ``check`` runs the argument
     checks only; ``run`` also computes small outputs (see ``RunLimits``), filling
-    ``Outcome.values``. A crash or a hang is an outcome, never an exception.
+    ``Outcome.values``. A crash or a hang is an outcome, never an exception. ``worker``
+    is the module whose ``init`` and ``handle`` serve the requests in the workers.
     """
 
     def __init__(
@@ -136,6 +137,7 @@ class NativeJudge(PoolJudge):
         timeout: float = 10.0,
         memory_limit_mb: int | None = 4096,
         limits: RunLimits | None = None,
+        worker: str = "convcheck.native.worker",
     ) -> None:
         if target is None:
             self.revision: str | None = revision
@@ -151,8 +153,8 @@ class NativeJudge(PoolJudge):
         self.name = probe_library(self.library, what, sanitized)
         limits = limits or RunLimits()
         spec = WorkerSpec(
-            handler="convcheck.native.worker:handle",
-            init="convcheck.native.worker:init",
+            handler=f"{worker}:handle",
+            init=f"{worker}:init",
             config={"library": str(self.library), "what": what, "limits": asdict(limits)},
             env=worker_env(sanitized),
             memory_limit_mb=memory_limit_mb,

@@ -5,6 +5,9 @@ Each entry is the log ExecuTorch 1.5.1 printed for a call that fails that check 
 executorch: it reads text.
 """
 
+import re
+from pathlib import Path
+
 import pytest
 
 from convcheck.executorch_target import _logs
@@ -143,8 +146,16 @@ def test_transposed_channels():
     assert _logs.classify(TRANSPOSED_CHANNELS).check == "input.channels"
 
 
+def _documented_ids() -> set[str]:
+    """Check ids in docs/checks.md, or named in docs/executorch-source.md (a source
+    checkout's own checks), written as `a.b` in backticks."""
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    text = (docs / "checks.md").read_text() + (docs / "executorch-source.md").read_text()
+    return set(re.findall(r"`([a-z_0-9]+\.[a-z_0-9]+)`", text))
+
+
 def test_every_pattern_gives_a_documented_check():
-    documented = set(LEGACY_CHECKS)
+    documented = set(LEGACY_CHECKS) | _documented_ids()
     for _, check in _logs.PATTERNS:
         names = {check.format(p) for p in ("stride", "padding", "dilation", "output_padding")}
         assert names & documented, check

@@ -1,0 +1,49 @@
+"""``ExecutorchSourceJudge``: a user's ExecuTorch checkout, built sanitized, as the native
+judge (``--target executorch-source:DIR``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+
+from convcheck.executorch_source.build import build_target
+from convcheck.native.judge import NativeJudge
+from convcheck.outcome import Outcome
+from convcheck.sandbox import Crash, Hang
+
+_BRACKETED = re.compile(r"<[^<>]*>|\([^()]*\)")
+
+
+class ExecutorchSourceJudge(NativeJudge):
+    """``NativeJudge`` over the library ``build_target(source)`` builds (once, then cached),
+    with check ids read from the kernel's log and C++ crash sites named by function."""
+
+    def __init__(self, source: str | os.PathLike, **options) -> None:
+        self.source = str(source)
+        super().__init__(
+            target=build_target(source), worker="convcheck.executorch_source.worker", **options
+        )
+
+    @staticmethod
+    def outcome(answer: dict | Crash | Hang) -> Outcome:
+        outcome = NativeJudge.outcome(answer)
+        if not outcome.crash_site:
+            return outcome
+        return dataclasses.replace(outcome, crash_site=short_site(outcome.crash_site))
+
+
+def short_site(site: str) -> str:
+    """``function file:line`` from a sanitizer's demangled C++ frame: the return type,
+    namespaces, template arguments and parameters go, so that one function's per-dtype
+    instances are one site (``conv3d_impl<float, ...>`` and ``conv3d_impl<c10::Half, ...>``
+    are both ``conv3d_impl``)."""
+    function, _, where = site.rpartition(" ")
+    if not function:
+        return site
+    previous = None
+    while previous != function:
+        previous, function = function, _BRACKETED.sub("", function)
+    words = function.split()
+    name = words[-1].split("::")[-1] if words else function
+    return f"{name} {where}"
