@@ -16,13 +16,14 @@ from convcheck.outcome import Outcome
 from convcheck.strategies import cases
 
 # Accepted by current (the batch dim is 0), but numpy cannot even shape its buffers:
-# found by `convcheck ci`, where it was reported as the kernel's crash.
+# found by `convcheck ci`, where it was reported as the kernel's crash. (Found with stride
+# 1; since current also rejects out strides past int32, the strides keep out small.)
 ZERO_ELEMENTS_HUGE_DIMS = conv(
     input=t(0, 3, 268435451, 2147483647),
     weight=t(3, 3, 2, 2),
     bias=None,
     out=t(0, 3, 1, 1),
-    stride=(1, 1),
+    stride=(268435451, 2147483647),
     padding=(0, 0),
     dilation=(1, 1),
     output_padding=(0, 0),
@@ -31,7 +32,7 @@ ZERO_ELEMENTS_HUGE_DIMS = conv(
 
 def test_a_zero_element_call_needs_no_buffers(current):
     (outcome,) = current.run([ZERO_ELEMENTS_HUGE_DIMS])
-    assert outcome == Outcome.accept((0, 3, 268435450, 2147483646), values=())
+    assert outcome == Outcome.accept((0, 3, 1, 1), values=())
 
 
 def test_an_exception_in_convcheck_is_a_tool_error_not_a_crash(current):
