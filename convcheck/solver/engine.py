@@ -8,6 +8,7 @@ no time limit, so a case budget with a seed gives the same campaign anywhere.
 
 from __future__ import annotations
 
+import functools
 import time
 
 from convcheck.engines import random as random_engine
@@ -26,10 +27,19 @@ def solver_cases(revision: str, seconds: float | None = None, only=None) -> list
     return cases + band_cases(revision, None if seconds is None else seconds / 2, ordered)
 
 
+@functools.cache
+def _solved(revision: str) -> tuple:
+    """Solved without a time limit, the answer depends on the revision alone: solve it
+    once per process (a campaign per engine in ``ci``, the tests' repeated campaigns)."""
+    return tuple(solver_cases(revision))
+
+
 def explore(campaign, seed: int) -> None:
     deadline = campaign.deadline
-    seconds = None if deadline is None else max(0.0, deadline - time.monotonic()) / 2
-    cases = solver_cases(campaign.judges.revision, seconds)
+    if deadline is None:
+        cases = list(_solved(campaign.judges.revision))
+    else:
+        cases = solver_cases(campaign.judges.revision, max(0.0, deadline - time.monotonic()) / 2)
     while cases and not campaign.exhausted:
         n = campaign.room(len(cases))
         campaign.submit(cases[:n])
