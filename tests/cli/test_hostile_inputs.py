@@ -170,7 +170,7 @@ def test_a_hostile_corpus_entry_is_one_clear_line(tmp_path, fields, message):
 
 def test_a_hostile_entry_is_refused_by_fuzz_before_the_campaign(tmp_path):
     (tmp_path / "entry.json").write_bytes(entry_text(revision="nightly"))
-    code, _, err = run("fuzz", "--no-torch", "--corpus", tmp_path, "--time", 1)
+    code, _, err = run("fuzz", "--no-torch", "--corpus", tmp_path, "--cases", 1)
     assert_one_clear_line(code, err, "entry.json", "revision 'nightly' is unknown")
 
 
@@ -268,23 +268,23 @@ def test_ci_with_a_corpus_that_does_not_exist(tmp_path):
 def test_corpus_or_results_naming_a_file(tmp_path):
     a_file = tmp_path / "file"
     a_file.write_text("mine")
-    code, _, err = run("fuzz", "--no-torch", "--corpus", a_file, "--time", 1)
+    code, _, err = run("fuzz", "--no-torch", "--corpus", a_file, "--cases", 1)
     assert_one_clear_line(code, err, str(a_file), "not a folder")
     code, _, err = run("ci", "--no-torch", "--corpus", tmp_path, "--results", a_file)
     assert_one_clear_line(code, err, str(a_file), "not a folder")
-    code, _, err = run("fuzz", "--no-torch", "--corpus", a_file / "below", "--time", 1)
+    code, _, err = run("fuzz", "--no-torch", "--corpus", a_file / "below", "--cases", 1)
     assert_one_clear_line(code, err, str(a_file))
     assert a_file.read_text() == "mine"
 
 
 def test_a_folder_no_one_may_write(tmp_path):
     """/sys refuses new files even to root; a chmod-ed folder only to other users."""
-    code, _, err = run("fuzz", "--no-torch", "--corpus", "/sys/convcheck", "--time", 1)
+    code, _, err = run("fuzz", "--no-torch", "--corpus", "/sys/convcheck", "--cases", 1)
     assert_one_clear_line(code, err, "/sys/convcheck")
     if os.geteuid() != 0:
         tmp_path.chmod(0o500)
         try:
-            code, _, err = run("fuzz", "--no-torch", "--corpus", tmp_path, "--time", 1)
+            code, _, err = run("fuzz", "--no-torch", "--corpus", tmp_path, "--cases", 1)
             assert_one_clear_line(code, err, str(tmp_path), "Permission denied")
         finally:
             tmp_path.chmod(0o700)
@@ -302,7 +302,7 @@ def test_a_full_disk_mid_campaign_keeps_what_was_written(tmp_path, monkeypatch):
         real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", fsync)
-    code, out, err = run("fuzz", "--no-torch", "--corpus", tmp_path, "--time", 60, "--seed", 0)
+    code, out, err = run("fuzz", "--no-torch", "--corpus", tmp_path, "--cases", 2048, "--seed", 0)
     assert_one_clear_line(code, err, str(tmp_path), "No space left on device")
     names = sorted(p.name for p in tmp_path.iterdir())
     assert len(names) == 2 and not any(n.startswith(".") for n in names), names

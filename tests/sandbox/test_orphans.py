@@ -89,7 +89,7 @@ def test_temporary_folders_of_dead_owners_are_swept(tmp_path, monkeypatch):
 def test_the_atheris_child_and_its_workers_die_with_the_campaign(tmp_path):
     env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": ROOT}
     command = [sys.executable, "-m", "convcheck", "fuzz", "--engine", "atheris"]
-    command += ["--revision", "current", "--no-torch", "--no-minimize", "--time", "600"]
+    command += ["--revision", "current", "--no-torch", "--no-minimize", "--cases", "1000000000"]
     command += ["--corpus", str(tmp_path / "corpus")]
     campaign = subprocess.Popen(
         command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
