@@ -49,14 +49,13 @@ class CiResult:
 
 def run_ci(
     judges: Judges,
-    corpus_dir: Path,
+    entries: list[corpus.Entry],
     results_dir: Path,
     budget: campaign.Budget,
     seed: int,
     progress: TextIO,
     minimize_seconds: float | None = None,
 ) -> CiResult:
-    entries = corpus.load_all(corpus_dir)
     progress.write(
         f"replaying {len(entries)} corpus entries on {judges.target or judges.revision}\n"
     )

@@ -213,14 +213,14 @@ def cmd_ci(args, stdout: TextIO, stderr: TextIO) -> int:
 
     # Set-up errors before the build and the workers: a corpus that cannot be read, a
     # results folder that cannot be written.
-    corpus.load_all(Path(args.corpus))
+    entries = corpus.load_all(Path(args.corpus))
     files.folder(Path(args.results), "results folder", probe=True)
     if args.target is None:
         build_library(args.revision, sanitized=True)
     with _open_judges(args) as judges, judges.stop_on_signals():
         result = run_ci(
             judges,
-            Path(args.corpus),
+            entries,
             Path(args.results),
             _budget(args),
             args.seed,

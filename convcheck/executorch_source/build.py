@@ -18,7 +18,13 @@ import tempfile
 from pathlib import Path
 
 from convcheck.errors import ConvcheckError
-from convcheck.native.build import SANITIZED_FLAGS, _compiler_version, _first_error, cache_dir
+from convcheck.native.build import (
+    SANITIZED_FLAGS,
+    _compiler_version,
+    _first_error,
+    cache_dir,
+    compiler,
+)
 from convcheck.native.build import SOURCE_DIR as ABI_DIR
 
 ADAPTER = Path(__file__).resolve().parent / "adapter.cpp"
@@ -49,15 +55,6 @@ FLAGS = (
 )
 
 
-def cxx_compiler() -> str:
-    """clang++ if it is on PATH, else g++ (the same family as convcheck's C compiler)."""
-    for name in ("clang++", "g++"):
-        path = shutil.which(name)
-        if path is not None:
-            return path
-    raise ConvcheckError("no C++ compiler: neither clang++ nor g++ is on PATH")
-
-
 def checkout(source: str | os.PathLike) -> Path:
     """``source`` as an ExecuTorch checkout's root; a one-line error naming what is missing."""
     root = Path(source).expanduser().absolute()
@@ -81,7 +78,7 @@ def _key_files(root: Path) -> list[Path]:
 def build_target(source: str | os.PathLike) -> Path:
     """The sanitized target library for the checkout ``source``, compiled on first use."""
     root = checkout(source)
-    cxx = cxx_compiler()
+    cxx = compiler("C++", ("clang++", "g++"))
     digest = hashlib.sha256()
     for part in (cxx, _compiler_version(cxx), *FLAGS):
         digest.update(part.encode() + b"\0")

@@ -44,13 +44,13 @@ ASAN_OPTIONS = "detect_leaks=0:abort_on_error=1"
 UBSAN_OPTIONS = "halt_on_error=1:print_stacktrace=1"
 
 
-def compiler() -> str:
-    """clang if it is on PATH, else gcc; a ConvcheckError if neither is."""
-    for name in ("clang", "gcc"):
+def compiler(language: str = "C", names: tuple[str, str] = ("clang", "gcc")) -> str:
+    """The first of ``names`` on PATH (clang before gcc); a ConvcheckError if neither is."""
+    for name in names:
         path = shutil.which(name)
         if path is not None:
             return path
-    raise ConvcheckError("no C compiler: neither clang nor gcc is on PATH")
+    raise ConvcheckError(f"no {language} compiler: neither {' nor '.join(names)} is on PATH")
 
 
 @functools.cache

@@ -143,10 +143,10 @@ def test_minimize_keeps_the_signature_and_counts_calls_by_pass():
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["fuzz", "--time", "0"], "time=0.0 must be a positive, finite number of seconds"),
+        (["fuzz", "--time=0"], "time=0.0 must be a positive, finite number of seconds"),
         (["fuzz", "--timeout", "nan"], "timeout=nan must be a positive, finite number"),
         (["fuzz", "--timeout", "inf"], "timeout=inf must be a positive, finite number"),
-        (["ci", "--time", "-1"], "time=-1.0 must be"),
+        (["ci", "--time=-1"], "time=-1.0 must be"),
         (["fuzz", "--cases", "0"], "cases=0 must be a positive integer"),
         (["fuzz", "--jobs", "two"], "jobs='two' must be a positive integer"),
         (["fuzz", "--engine", "afl"], "invalid choice: 'afl'"),
