@@ -174,6 +174,8 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
     ):
         return found
     if kernel.verdict == ACCEPT and torch_outcome.verdict == REJECT:
+        if _torch_inconsistent(verdict):
+            return found  # torch's disagreement with itself, a torch-bug above
         add(
             FindingKind.MISSING_CHECK,
             (torch_outcome.check,),
@@ -197,6 +199,20 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
             if why:
                 add(FindingKind.WRONG_RESULT, ("values",), why)
     return found
+
+
+# A backend's own refusal, not a check of the call: oneDNN's, or the Empty backend's
+# indexing of an empty weight.
+BACKEND_REFUSALS = ("torch.onednn", "torch.empty_select", "torch.empty_broadcast")
+
+
+def _torch_inconsistent(verdict) -> bool:
+    """torch refuses the call only in a backend that its other path (oneDNN off) does
+    not take, and that path accepts: not a check the kernel is missing."""
+    other = getattr(verdict, "no_onednn", None)
+    return (
+        verdict.outcome.check in BACKEND_REFUSALS and other is not None and other.verdict == ACCEPT
+    )
 
 
 def _unjudged(j: Judgement) -> list[tuple[str, Outcome]]:
