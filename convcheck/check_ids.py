@@ -14,15 +14,17 @@ infidelity. Two ways out, chosen per campaign:
   model's (so the intentional differences from torch still apply), and only the verdict,
   the output sizes and the crash kind are compared.
 
-Either way, every id still unknown is counted with the simplest case that produced it
-(``IdReader.unknown``) and listed once at the end (``describe_unknown``): writing the map
-takes one look.
+Either way, every id still unknown is counted with the simplest case that produced it and
+what the model says there (``IdReader.unknown``), and listed once at the end with the map
+the model's readings suggest (``describe_unknown``): writing the map takes one look.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -112,6 +114,8 @@ def load_map(path: str | Path) -> CheckMap:
 class Unknown:
     count: int
     case: Case  # the simplest that produced the id
+    # What the model predicts on those cases: the id the map most likely wants.
+    model_says: Counter = field(default_factory=Counter)
 
 
 @dataclass
@@ -138,33 +142,43 @@ class IdReader:
         if ours is None:
             if theirs in self.known:
                 return outcome
-            self._count(theirs, case)
+            self._count(theirs, case, predicted)
             if self.compare == "id" or predicted.verdict != REJECT:
                 return outcome
             ours = predicted.check
         detail = f"the target's {theirs}" + (f": {outcome.detail}" if outcome.detail else "")
         return dataclasses.replace(outcome, check=ours, detail=detail)
 
-    def _count(self, check: str, case: Case) -> None:
+    def _count(self, check: str, case: Case, predicted: Outcome) -> None:
         from convcheck.campaign import complexity
 
-        seen = self.unknown.get(check)
-        if seen is None:
-            self.unknown[check] = Unknown(1, case)
-            return
+        seen = self.unknown.setdefault(check, Unknown(0, case))
         seen.count += 1
+        seen.model_says[predicted.check if predicted.verdict == REJECT else predicted.verdict] += 1
         if complexity(case) < complexity(seen.case):
             seen.case = case
 
 
 def describe_unknown(unknown: dict[str, Unknown]) -> str:
-    """The ids no map or table knows, each once with its count and simplest case."""
+    """The ids no map or table knows, each once: how often, what the model says on those
+    cases, the simplest of them; then the map the model's readings suggest."""
     if not unknown:
         return ""
+    from convcheck.report import describe_case
+
     lines = [
-        f"{len(unknown)} check ids of the target are not convcheck's (docs/checks.md); "
-        "map them with --check-map FILE, or compare verdicts only with --compare verdict:"
+        f"{len(unknown)} check ids of the target are not convcheck's (docs/checks.md); map "
+        "them with --check-map FILE, or compare verdicts only with --compare verdict:"
     ]
+    suggested = {}
     for check, seen in sorted(unknown.items()):
-        lines.append(f"  {check!r}: {seen.count} cases, e.g. {seen.case.dumps()}")
+        says = ", ".join(f"{ours} {n}" for ours, n in seen.model_says.most_common())
+        lines.append(
+            f"  {check!r}: {seen.count} cases (the model: {says}), e.g. {describe_case(seen.case)}"
+        )
+        (ours,) = seen.model_says.most_common(1)
+        if ours[1] == seen.count and ours[0] in CHECK_IDS:
+            suggested[check] = ours[0]
+    if suggested:
+        lines.append(f"a map from the model's readings (one id each): {json.dumps(suggested)}")
     return "\n".join(lines)

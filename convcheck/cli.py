@@ -98,7 +98,7 @@ def _open_judges(args, use_torch: bool | None = None):
         jobs=args.jobs,
         use_torch=torch_wanted,
         timeout=args.timeout,
-        check_map=None if check_map is None else load_map(check_map),
+        check_map=check_map,
         compare=compare,
     )
 
@@ -371,6 +371,7 @@ def _judges(parser: argparse.ArgumentParser, torch_flag: bool = True) -> None:
     parser.add_argument(
         "--check-map",
         metavar="FILE",
+        type=load_map,  # read at once: a malformed map is a usage error before any work
         help="JSON from the target's check ids (or regexes) to those of docs/checks.md",
     )
     parser.add_argument(
