@@ -169,13 +169,15 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
         or torch_outcome.verdict not in (ACCEPT, REJECT)
     ):
         return found
+    if kernel.verdict == ACCEPT and _torch_inconsistent(verdict):
+        # torch refuses only in one backend: its other path's answer is torch's (the
+        # disagreement itself is the torch-bug above), not a check the kernel misses.
+        torch_outcome = verdict.no_onednn
     if explain_difference is not None and explain_difference(
         case, j.revision, kernel, torch_outcome, verdict
     ):
         return found
     if kernel.verdict == ACCEPT and torch_outcome.verdict == REJECT:
-        if _torch_inconsistent(verdict):
-            return found  # torch's disagreement with itself, a torch-bug above
         add(
             FindingKind.MISSING_CHECK,
             (torch_outcome.check,),
@@ -207,8 +209,8 @@ BACKEND_REFUSALS = ("torch.onednn", "torch.empty_select", "torch.empty_broadcast
 
 
 def _torch_inconsistent(verdict) -> bool:
-    """torch refuses the call only in a backend that its other path (oneDNN off) does
-    not take, and that path accepts: not a check the kernel is missing."""
+    """torch refuses the call in a backend of its own (``BACKEND_REFUSALS``), and its
+    other path (oneDNN off) accepts it."""
     other = getattr(verdict, "no_onednn", None)
     return (
         verdict.outcome.check in BACKEND_REFUSALS and other is not None and other.verdict == ACCEPT
