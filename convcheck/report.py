@@ -73,7 +73,8 @@ def format_campaign(run, args) -> str:
     hide_torch = not getattr(args, "show_torch_bugs", False)
     torch_bugs = sum(f.kind == "torch-bug" for f in findings) if hide_torch else 0
     findings = [f for f in findings if not (hide_torch and f.kind == "torch-bug")]
-    lines.append(f"{len(findings)} distinct findings ({len(new)} new), torch's own bugs last:")
+    fresh = sum(f.key in new for f in findings)
+    lines.append(f"{len(findings)} distinct findings ({fresh} new), torch's own bugs last:")
     findings.sort(key=lambda f: not f.about_kernel)
     for f in findings:
         mark = "new" if f.key in new else "known"

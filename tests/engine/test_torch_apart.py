@@ -114,8 +114,8 @@ def test_a_torch_folder_of_ones_own(judges, tmp_path):
 
 
 def test_replay_judges_each_entry_by_its_kind(tmp_path):
-    """A torch bug that no longer shows is reported gone and fails nothing; a kernel entry
-    that is not clean fails the replay."""
+    """A torch bug that no longer shows is reported gone and fails nothing (nor is it
+    judged without torch); a kernel entry that is not clean fails the replay."""
     pytest.importorskip("torch")
     gone = json.loads(shipped("torch-bug").path.read_text())
     gone["case"] = conv().to_json()  # a call torch answers alike either way
@@ -128,5 +128,6 @@ def test_replay_judges_each_entry_by_its_kind(tmp_path):
     crash = json.loads(shipped("crash").path.read_text())
     (tmp_path / "crash.json").write_text(json.dumps(crash))
     out = io.StringIO()
-    assert main(["replay", str(tmp_path), "--revision", "legacy"], out, err) == 1
+    assert main(["replay", str(tmp_path), "--revision", "legacy", "--no-torch"], out, err) == 1
+    assert re.search(r"^gone +torch's own bug: not replayed \(--no-torch\)", out.getvalue(), re.M)
     assert "2 entries, 0 passed, 1 failed; 1 of torch's own bugs" in out.getvalue()
