@@ -140,12 +140,13 @@ class IdReader:
         theirs = outcome.check or "?"
         ours = self.check_map.translate(theirs) if self.check_map is not None else None
         if ours is None:
-            if theirs in self.known:
-                return outcome
-            self._count(theirs, case, predicted)
+            if theirs not in self.known:
+                self._count(theirs, case, predicted)
             if self.compare == "id" or predicted.verdict != REJECT:
                 return outcome
             ours = predicted.check
+        if ours == theirs:
+            return outcome
         detail = f"the target's {theirs}" + (f": {outcome.detail}" if outcome.detail else "")
         return dataclasses.replace(outcome, check=ours, detail=detail)
 

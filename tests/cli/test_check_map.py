@@ -17,6 +17,7 @@ from convcheck.cli import main
 from convcheck.native.build import HEADERS, SHARED_SOURCES, SOURCE_DIR, compile_shared
 from convcheck.outcome import Outcome
 
+ACCEPTED = Outcome.accept((1, 4, 3))
 # The same campaign anywhere: a case budget and a seed, no torch (model against kernel).
 CAMPAIGN = ("--revision", "current", "--no-torch", "--no-minimize", "--cases", 800, "--seed", 5)
 
@@ -85,7 +86,6 @@ def test_without_a_map_the_names_are_infidelities_and_listed_once(without_map):
         assert entry["outcomes"]["native"]["check"] in listed, entry["explanation"]
 
 
-@pytest.mark.slow
 def test_the_map_written_from_the_list_leaves_no_infidelity(without_map, target, tmp_path):
     _, out, _ = without_map
     inverse = {foreign(check): check for check in CHECK_IDS}
@@ -108,7 +108,6 @@ def test_the_map_written_from_the_list_leaves_no_infidelity(without_map, target,
     assert code == 0, out
 
 
-@pytest.mark.slow
 def test_compare_verdict_leaves_no_infidelity(target, tmp_path):
     code, out, err = run(
         "fuzz", "--target", target, *CAMPAIGN, "--corpus", tmp_path, "--compare", "verdict"
@@ -136,6 +135,17 @@ def test_a_map_reads_exact_ids_then_patterns_in_order(tmp_path):
     # Unmapped: kept as the target said it, and counted with what the model says.
     assert reader.read(Outcome.reject("e_x"), Outcome.reject("rank.input"), case).check == "e_x"
     assert reader.unknown["e_x"].model_says == {"rank.input": 1}
+
+
+def test_compare_verdict_ignores_every_id():
+    reader = IdReader(compare="verdict")
+    model_says = Outcome.reject("rank.input")
+    for theirs in ("rank.weight", "E_RANK"):
+        assert reader.read(Outcome.reject(theirs), model_says, conv()).check == "rank.input"
+    # Only the verdict and sizes count: an accept is never read as a rejection.
+    assert reader.read(Outcome.reject("E_RANK"), ACCEPTED, conv()).check == "E_RANK"
+    assert reader.read(ACCEPTED, model_says, conv()) == ACCEPTED
+    assert list(reader.unknown) == ["E_RANK"]
 
 
 @pytest.mark.parametrize(
