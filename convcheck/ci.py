@@ -15,6 +15,7 @@ from typing import TextIO
 from convcheck import campaign, corpus, engines, files, report
 from convcheck.findings import Finding
 from convcheck.judges import Judges
+from convcheck.progress import Progress
 
 
 @dataclass
@@ -76,9 +77,10 @@ def run_ci(
             results.append(CampaignResult(name, 0.0, 0, skipped=why))
             continue
         progress.write(f"campaign: {name} engine for {share.describe()}\n")
-        run = campaign.Campaign(judges, new_dir, meta, progress, known, share)
-        run.explore(name, seed)
-        run.minimize_all(only=lambda f: f.about_kernel, seconds=minimize_seconds)
+        with Progress(progress, share, name) as shown:
+            run = campaign.Campaign(judges, new_dir, meta, shown, known, share)
+            run.explore(name, seed)
+            run.minimize_all(only=lambda f: f.about_kernel, seconds=minimize_seconds)
         new = run.new_findings()
         known |= {f.key for f in new}
         results.append(CampaignResult(name, run.stats.elapsed, run.stats.cases, new))

@@ -130,16 +130,32 @@ def cmd_judge(args, stdout: TextIO, stderr: TextIO) -> int:
 
 def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
     from convcheck import campaign, corpus
-    from convcheck.report import format_campaign
+    from convcheck.progress import Progress
+    from convcheck.report import campaign_summary, format_campaign
 
     corpus_dir = files.folder(Path(args.corpus), "corpus folder", probe=True)
     known = {e.key for e in corpus.load_all(corpus_dir)}
-    with _open_judges(args) as judges, judges.stop_on_signals():
-        run = campaign.Campaign(judges, corpus_dir, _meta(args), stderr, known, _budget(args))
+    if args.report:
+        from convcheck import report_html
+
+        report_html.check_available()
+        files.folder(Path(args.report).parent, "report folder", probe=True)
+    budget = _budget(args)
+    with (
+        _open_judges(args) as judges,
+        judges.stop_on_signals(),
+        Progress(stderr, budget, args.engine) as progress,
+    ):
+        run = campaign.Campaign(judges, corpus_dir, _meta(args), progress, known, budget)
         run.explore(args.engine, args.seed)
         if not args.no_minimize:
             run.minimize_all(seconds=args.minimize_time)
     stdout.write(format_campaign(run, args) + "\n")
+    if args.report:
+        written = report_html.write_report(
+            Path(args.report), run, args, campaign_summary(run, args)
+        )
+        stdout.write(f"report: {files.shown(written)}\n")
     if judges.stopped:
         stderr.write("convcheck: stopped by a signal; the report holds what was found until then\n")
     return FOUND if run.new_findings(about_kernel=True) else OK
@@ -378,6 +394,9 @@ def _parser() -> _Parser:
     )
     fuzz.add_argument("--corpus", default="corpus", help="folder for findings (default corpus/)")
     fuzz.add_argument("--no-minimize", action="store_true")
+    fuzz.add_argument(
+        "--report", help="also write an HTML report here: the table and findings over time"
+    )
     fuzz.set_defaults(func=cmd_fuzz)
 
     replay = sub.add_parser("replay", help="run every corpus entry; exit 1 on any finding")

@@ -66,7 +66,8 @@ def main(argv: list[str] | None = None) -> None:
         judges,
         Path(args.corpus),
         {"found_by": "convcheck fuzz --engine atheris"},
-        sys.stderr,
+        # The parent shows progress (from --stats); this process's output is libFuzzer's log.
+        None,
         known,
         # libFuzzer keeps the time too (-max_total_time), but only between inputs: the
         # campaign's deadline is what cuts a batch on a hanging target short.
