@@ -55,6 +55,11 @@ class Progress:
         ):
             self._write_line()
 
+    @property
+    def live(self) -> bool:
+        """On a terminal: a display redrawn in place."""
+        return self._live is not None
+
     def close(self) -> None:
         """The display ends; a log gets the last state once more."""
         if self._live is not None:
@@ -121,11 +126,15 @@ class Progress:
 
     def __rich__(self) -> Group:
         elapsed = self._elapsed()
-        head = Table.grid(padding=(0, 1))
-        fraction = self.fraction(elapsed)
+        # The numbers stay whole; the bar takes what the terminal's width leaves.
+        head = Table.grid(padding=(0, 1), expand=True)
+        head.add_column(no_wrap=True)
         row = [Text(self.label, style="bold")]
+        fraction = self.fraction(elapsed)
         if fraction is not None:
-            row.append(ProgressBar(total=1.0, completed=fraction, width=30))
+            head.add_column(ratio=1)
+            row.append(ProgressBar(total=1.0, completed=fraction))
+        head.add_column(no_wrap=True, overflow="ellipsis")
         left = self.left(elapsed)
         row.append(
             Text(
@@ -133,16 +142,18 @@ class Progress:
                 + (f"  {left}" if left else "")
             )
         )
-        for _ in row:
-            head.add_column()
         head.add_row(*row)
-        findings = Text("  findings: ", style="dim")
+        findings = Text()
         for i, (kind, count) in enumerate(sorted(self.kinds.items())):
             style = "dim" if kind in ("torch-bug", "tool-error") else "bold red"
-            findings.append(("  " if i else "") + f"{kind} ", style=style)
-            findings.append(str(count), style=style)
+            findings.append(("  " if i else "") + f"{kind}\u00a0{count}", style=style)
         if not self.kinds:
             findings.append("none yet", style="dim")
         if self.note:
-            findings.append(f"   {self.note}", style="dim italic")
-        return Group(head, findings)
+            findings.append(f"  ({self.note})", style="dim italic")
+        # A grid, so that a line the terminal's width wraps stays under its label.
+        below = Table.grid(padding=(0, 1))
+        below.add_column(no_wrap=True)
+        below.add_column()
+        below.add_row(Text("  findings:", style="dim"), findings)
+        return Group(head, below)
