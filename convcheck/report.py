@@ -195,7 +195,12 @@ def format_campaign(run, args) -> str:
         shown += torch
     if kernel:
         new = sum(r.new for r in kernel)
-        lines.append(f"{len(kernel)} kernel bugs ({new} new), each with its minimised case:")
+        written = ""
+        if new and run.corpus_dir is not None:
+            written = f", written to {files.shown(run.corpus_dir)}/"
+        lines.append(
+            f"{len(kernel)} kernel bugs ({new} new{written}), each with its minimised case:"
+        )
     else:
         lines.append("no kernel bugs")
     if shown:
@@ -205,8 +210,6 @@ def format_campaign(run, args) -> str:
         folder = torch_folder(run, args)
         where = f", in {files.shown(folder)}" if folder is not None else ""
         lines.append(f"torch: {len(torch)} bugs of its own{where}; --show-torch-bugs lists them")
-    if run.corpus_dir is not None and any(r.new for r in kernel):
-        lines.append(f"corpus: {files.shown(run.corpus_dir)}/ (new findings written there)")
     return "\n".join(lines)
 
 

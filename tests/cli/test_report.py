@@ -111,7 +111,9 @@ def test_kernel_bugs_come_first_and_torch_is_one_counted_line(tmp_path):
     lines = report(FINDINGS, corpus_dir=tmp_path)
     kinds = [line.split()[0] for line in lines if re.match(r"  \w", line)]
     assert kinds == ["kind", "crash", "missing-check", "ordering", "overflow"]
-    assert lines[1] == "4 kernel bugs (4 new), each with its minimised case:"
+    assert (
+        lines[1] == f"4 kernel bugs (4 new, written to {tmp_path}/), each with its minimised case:"
+    )
     torch_lines = [line for line in lines if "torch" in line and "bug" in line]
     assert torch_lines == [
         f"torch: 2 bugs of its own, in {tmp_path / 'torch'}; --show-torch-bugs lists them"
