@@ -60,6 +60,7 @@ class Stats:
     cases: int = 0
     started: float = field(default_factory=time.monotonic)
     first_found: dict[str, float] = field(default_factory=dict)  # signature key -> seconds
+    explored: float | None = None  # seconds when the engine stopped (minimising follows)
 
     @property
     def elapsed(self) -> float:
@@ -91,6 +92,7 @@ class Campaign:
     def explore(self, engine: str, seed: int) -> None:
         """The named engine proposes cases until the budget is spent."""
         engines.load(engine)(self, seed)
+        self.stats.explored = self.stats.elapsed
         self._show_progress()  # the final counts (the atheris engine adds its child's last)
 
     # -- what engines call ----------------------------------------------------------

@@ -33,6 +33,7 @@ class Progress:
         self.seconds = 0.0
         self.kinds: dict[str, int] = {}
         self.note = ""
+        self._judging_seconds = 0.0
         self._updated = time.monotonic()
         self._last_line: float | None = None
         console = Console(file=stream, stderr=False, highlight=False)
@@ -47,6 +48,8 @@ class Progress:
     def __call__(
         self, cases: int, seconds: float, kinds: Mapping[str, int], note: str = ""
     ) -> None:
+        if cases != self.cases:
+            self._judging_seconds = seconds
         self.cases, self.seconds, self.kinds = cases, seconds, dict(kinds)
         self.note = note or self.note
         self._updated = time.monotonic()
@@ -83,7 +86,8 @@ class Progress:
         return self.seconds + (time.monotonic() - self._updated)
 
     def _rate(self) -> float:
-        return self.cases / max(self.seconds, 1e-9)
+        """Cases per second of judging: minimising, which judges no new case, leaves it."""
+        return self.cases / max(self._judging_seconds, 1e-9)
 
     def fraction(self, elapsed: float) -> float | None:
         """How much of the budget is spent (the larger share when there are two)."""

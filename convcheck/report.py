@@ -113,6 +113,9 @@ class BugRow:
 
     @property
     def c_line(self) -> str:
+        """A crash's own line: another finding of a crashing case is about another bug."""
+        if self.finding.kind is not FindingKind.CRASH:
+            return ""
         where = crash_line(self.finding)
         return "" if where is None else f"{where[0].rsplit('/', 1)[-1]}:{where[1]}"
 
@@ -172,12 +175,15 @@ def torch_folder(run, args) -> Path | None:
 
 def campaign_summary(run, args) -> str:
     stats = run.stats
+    explored = stats.elapsed if stats.explored is None else stats.explored
+    minimising = stats.elapsed - explored
     return (
         f"convcheck fuzz: revision {args.revision}"
         + (f", target {args.target}" if args.target else "")
         + f", engine {args.engine}, seed {args.seed}: "
-        + f"{stats.cases:,} cases in {stats.elapsed:.1f} s"
-        + f" ({stats.cases / max(stats.elapsed, 1e-9):,.0f}/s)"
+        + f"{stats.cases:,} cases in {explored:.1f} s"
+        + f" ({stats.cases / max(explored, 1e-9):,.0f}/s)"
+        + (f", minimised in {minimising:.1f} s" if run.minimized else "")
     )
 
 

@@ -6,6 +6,7 @@ each rule of the layout is checked on its own; one seeded campaign runs them end
 
 import io
 import re
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -132,6 +133,28 @@ def test_a_row_holds_the_c_line_and_the_upstream_bug_class():
     assert "conv_loops" not in missing and missing.endswith("wrong bias length accepted")
 
 
+def test_the_c_line_is_a_crashs_own():
+    """An overflow on a case whose run crashed elsewhere names no C line of its own."""
+    lines = report([finding("overflow", "output_sizes.dim*.narrow", native=CRASH)])
+    row = next(line for line in lines if line.startswith("  overflow"))
+    assert "conv_loops" not in row
+
+
+def test_the_summary_keeps_judging_and_minimising_apart():
+    campaign = campaign_with(FINDINGS[2:4])
+    campaign.stats.cases = 800
+    campaign.stats.started = time.monotonic() - 10
+    campaign.stats.explored = 4.0
+    campaign.minimized.add(FINDINGS[3].key)
+    summary = format_campaign(campaign, SimpleNamespace(**vars(ARGS))).splitlines()[0]
+    assert re.fullmatch(
+        r"convcheck fuzz: revision legacy, engine random, seed 0: 800 cases in 4\.0 s "
+        r"\(200/s\), minimised in \d+\.\d s",
+        summary,
+    ), summary
+    assert float(summary.rsplit(" ", 2)[-2]) >= 6.0
+
+
 def test_findings_of_one_case_share_its_line():
     lines = report(FINDINGS)
     shared = describe_case(conv(padding=(2**62,)))
@@ -174,6 +197,14 @@ def test_a_log_gets_a_line_now_and_then_and_one_at_the_end():
     assert lines[1].endswith(
         "768 cases (768/s), 1,280 cases (~2 s) left; findings: crash 2, torch-bug 1"
     )
+
+
+def test_minimising_leaves_the_rate_of_judging_as_it_was():
+    stream = io.StringIO()
+    with Progress(stream, Budget(cases=300), "random", every=0) as progress:
+        progress(300, 3.0, {}, "")
+        progress(300, 30.0, {}, "minimised crash")
+    assert "300 cases (100/s)" in stream.getvalue().splitlines()[-1]
 
 
 def test_a_time_budget_counts_down_and_a_note_is_kept():
