@@ -31,6 +31,7 @@ class CampaignResult:
     cases: int
     new: list[Finding] = field(default_factory=list)
     skipped: str = ""
+    run: campaign.Campaign | None = None  # for --report: every finding and when it came
 
 
 @dataclass
@@ -83,7 +84,7 @@ def run_ci(
             run.minimize_all(only=lambda f: f.about_kernel, seconds=minimize_seconds)
         new = run.new_findings()
         known |= {f.key for f in new}
-        results.append(CampaignResult(name, run.stats.elapsed, run.stats.cases, new))
+        results.append(CampaignResult(name, run.stats.elapsed, run.stats.cases, new, run=run))
     outcome = CiResult(replayed, results, judges.stopped)
     write_results(results_dir, outcome)
     return outcome

@@ -135,11 +135,7 @@ def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
 
     corpus_dir = files.folder(Path(args.corpus), "corpus folder", probe=True)
     known = {e.key for e in corpus.load_all(corpus_dir)}
-    if args.report:
-        from convcheck import report_html
-
-        report_html.check_available()
-        files.folder(Path(args.report).parent, "report folder", probe=True)
+    _check_report(args)
     budget = _budget(args)
     with (
         _open_judges(args) as judges,
@@ -152,13 +148,23 @@ def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
             run.minimize_all(seconds=args.minimize_time)
     stdout.write(format_campaign(run, args) + "\n")
     if args.report:
-        written = report_html.write_report(
-            Path(args.report), run, args, campaign_summary(run, args)
-        )
+        from convcheck.report_html import fuzz_report
+
+        written = fuzz_report(Path(args.report), run, args, campaign_summary(run, args))
         stdout.write(f"report: {files.shown(written)}\n")
     if judges.stopped:
         stderr.write("convcheck: stopped by a signal; the report holds what was found until then\n")
     return FOUND if run.new_findings(about_kernel=True) else OK
+
+
+def _check_report(args) -> None:
+    """``--report``: before a campaign, not after it, a report that cannot be drawn or
+    written is a set-up error."""
+    if args.report:
+        from convcheck.report_html import check_available
+
+        check_available()
+        files.folder(Path(args.report).parent, "report folder", probe=True)
 
 
 def _budget(args):
@@ -231,6 +237,7 @@ def cmd_ci(args, stdout: TextIO, stderr: TextIO) -> int:
     # results folder that cannot be written.
     entries = corpus.load_all(Path(args.corpus))
     files.folder(Path(args.results), "results folder", probe=True)
+    _check_report(args)
     if args.target is None:
         build_library(args.revision, sanitized=True)
     with _open_judges(args) as judges, judges.stop_on_signals():
@@ -246,6 +253,10 @@ def cmd_ci(args, stdout: TextIO, stderr: TextIO) -> int:
     stdout.write(format_ci(result) + "\n")
     results = files.shown(args.results)
     stdout.write(f"results: {results}/junit.xml, {results}/results.sarif\n")
+    if args.report:
+        from convcheck.report_html import ci_report
+
+        stdout.write(f"report: {files.shown(ci_report(Path(args.report), result, args))}\n")
     if result.failed:
         return FOUND
     if result.stopped:
@@ -351,6 +362,12 @@ def _budget_options(parser: argparse.ArgumentParser, default_time: float) -> Non
     parser.set_defaults(default_time=default_time)
 
 
+def _report_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--report", help="also write an HTML report here: the table and findings over time"
+    )
+
+
 def _checked(name: str, convert: Callable, check: Callable) -> Callable[[str], object]:
     """An option's type: the text converted, then checked by ``convcheck.validation``
     under the option's name; its ConvcheckError passes through argparse untouched."""
@@ -394,9 +411,7 @@ def _parser() -> _Parser:
     )
     fuzz.add_argument("--corpus", default="corpus", help="folder for findings (default corpus/)")
     fuzz.add_argument("--no-minimize", action="store_true")
-    fuzz.add_argument(
-        "--report", help="also write an HTML report here: the table and findings over time"
-    )
+    _report_option(fuzz)
     fuzz.set_defaults(func=cmd_fuzz)
 
     replay = sub.add_parser("replay", help="run every corpus entry; exit 1 on any finding")
@@ -423,6 +438,7 @@ def _parser() -> _Parser:
     _budget_options(ci, default_time=120.0)
     ci.add_argument("--corpus", default="corpus", help="the corpus to replay (default corpus/)")
     ci.add_argument("--results", default="results", help="JUnit, SARIF and new findings go here")
+    _report_option(ci)
     ci.set_defaults(func=cmd_ci)
 
     prove = sub.add_parser("prove", help="solve every arithmetic site of the model")

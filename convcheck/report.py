@@ -321,23 +321,32 @@ def sarif(result) -> dict:
     }
 
 
-def format_ci(result) -> str:
+def _dirty(result) -> list:
+    """The corpus entries the kernel no longer handles cleanly."""
+    return [r for r in result.replayed if any(f.about_kernel for f in r.findings)]
 
-    lines = []
-    dirty = [r for r in result.replayed if any(f.about_kernel for f in r.findings)]
+
+def ci_corpus_line(result) -> str:
+    dirty = _dirty(result)
     torch_bugs = sum(1 for r in result.replayed if r.findings) - len(dirty)
-    lines.append(
+    return (
         f"corpus: {len(result.replayed)} entries replayed, {len(dirty)} not handled cleanly, "
         f"{torch_bugs} still torch's own bugs"
     )
-    for r in dirty:
+
+
+def ci_campaign_line(c) -> str:
+    if c.skipped:
+        return f"campaign {c.engine}: skipped ({c.skipped})"
+    return f"campaign {c.engine}: {c.cases:,} cases in {c.seconds:.1f} s, {len(c.new)} new findings"
+
+
+def format_ci(result) -> str:
+    lines = [ci_corpus_line(result)]
+    for r in _dirty(result):
         lines.append(f"  {r.entry.name}: " + "; ".join(f.describe() for f in r.findings))
     for c in result.campaigns:
-        if c.skipped:
-            lines.append(f"campaign {c.engine}: skipped ({c.skipped})")
-            continue
-        summary = f"{c.cases:,} cases in {c.seconds:.1f} s, {len(c.new)} new findings"
-        lines.append(f"campaign {c.engine}: {summary}")
+        lines.append(ci_campaign_line(c))
         for f in c.new:
             lines.append(f"  {f.kind}: {f.explanation}")
             lines.append(f"    case: {describe_case(f.case)}")

@@ -17,7 +17,15 @@ from pathlib import Path
 from convcheck import files
 from convcheck.errors import ConvcheckError
 from convcheck.findings import FindingKind
-from convcheck.report import CASE_LEGEND, BugRow, bug_rows, describe_case, torch_folder
+from convcheck.report import (
+    CASE_LEGEND,
+    BugRow,
+    bug_rows,
+    ci_campaign_line,
+    ci_corpus_line,
+    describe_case,
+    torch_folder,
+)
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
@@ -104,18 +112,14 @@ def _table(rows: list[BugRow]) -> str:
     )
 
 
-def html_report(run, args, summary: str) -> str:
-    """The page: the summary line, the plot, the kernel's bugs, torch's folded away."""
+def campaign_section(run, torch_dir: Path | None) -> list[str]:
+    """One campaign: the plot, the kernel's bugs, torch's own folded away."""
     rows = bug_rows(run)
     kernel = [r for r in rows if r.finding.kind is not FindingKind.TORCH_BUG]
     torch = [r for r in rows if r.finding.kind is FindingKind.TORCH_BUG]
-    png = findings_over_time(run.stats.first_found, run.stats.elapsed)
+    explored = run.stats.elapsed if run.stats.explored is None else run.stats.explored
+    png = findings_over_time(run.stats.first_found, explored)
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        "<title>convcheck report</title>",
-        f"<style>{_STYLE}</style></head><body>",
-        f"<h1>{escape(summary)}</h1>",
         "<h2>Findings over time</h2>",
         f'<img alt="distinct findings by kind against seconds" '
         f'src="data:image/png;base64,{base64.b64encode(png).decode()}">',
@@ -124,16 +128,43 @@ def html_report(run, args, summary: str) -> str:
         f'<p class="legend">{escape(CASE_LEGEND)}; grey rows were in the corpus already</p>',
     ]
     if torch:
-        folder = torch_folder(run, args)
-        where = f" (kept in {escape(files.shown(folder))})" if folder is not None else ""
+        where = f" (kept in {escape(files.shown(torch_dir))})" if torch_dir is not None else ""
         parts += [
             f"<details><summary>torch: {len(torch)} bugs of its own{where}</summary>",
             _table(torch),
             "</details>",
         ]
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+    return parts
 
 
-def write_report(path: Path, run, args, summary: str) -> Path:
-    return files.write_atomically(path, html_report(run, args, summary), "report file")
+def page(title: str, body: list[str]) -> str:
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            "<title>convcheck report</title>",
+            f"<style>{_STYLE}</style></head><body>",
+            f"<h1>{escape(title)}</h1>",
+            *body,
+            "</body></html>\n",
+        ]
+    )
+
+
+def write_page(path: Path, title: str, body: list[str]) -> Path:
+    return files.write_atomically(path, page(title, body), "report file")
+
+
+def fuzz_report(path: Path, run, args, summary: str) -> Path:
+    return write_page(path, summary, campaign_section(run, torch_folder(run, args)))
+
+
+def ci_report(path: Path, result, args) -> Path:
+    """``convcheck ci --report``: the corpus's replay, then each campaign's section."""
+    body = [f"<p>{escape(ci_corpus_line(result))}</p>"]
+    for c in result.campaigns:
+        body.append(f"<h1>{escape(ci_campaign_line(c))}</h1>")
+        if c.run is not None:
+            body += campaign_section(c.run, torch_folder(c.run, args))
+    verdict = "FAILED" if result.failed else "passed"
+    return write_page(path, f"convcheck ci on {args.target or args.revision}: {verdict}", body)

@@ -238,14 +238,14 @@ def test_a_terminal_gets_a_live_display(monkeypatch):
 # -- the HTML report ------------------------------------------------------------------------
 
 
-def test_the_page_holds_the_plot_and_the_table_in_one_file():
+def test_the_page_holds_the_plot_and_the_table_in_one_file(tmp_path):
     pytest.importorskip("matplotlib")
     import base64
 
-    from convcheck.report_html import html_report
+    from convcheck.report_html import fuzz_report
 
     args = SimpleNamespace(**vars(ARGS), show_torch_bugs=False)
-    page = html_report(campaign_with(FINDINGS), args, "summary line")
+    page = fuzz_report(tmp_path / "r.html", campaign_with(FINDINGS), args, "summary").read_text()
     png = base64.b64decode(re.search(r'src="data:image/png;base64,([^"]+)"', page).group(1))
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 10_000
     assert "<h2>Kernel bugs: 4</h2>" in page

@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from html import escape
 
 import numpy as np
 import pytest
@@ -99,3 +100,26 @@ def test_the_atheris_engine_shows_progress_and_keeps_libfuzzers_log(tmp_path):
     lines = err.splitlines()
     assert lines and all(line.startswith("[") and " atheris: " in line for line in lines)
     assert " 128 cases " in lines[-1]
+
+
+def test_ci_writes_one_page_with_a_section_per_campaign(tmp_path):
+    pytest.importorskip("matplotlib")
+    page = tmp_path / "ci.html"
+    (tmp_path / "corpus").mkdir()
+    code, out, err = _run(
+        [
+            *CONVCHECK,
+            *("ci", "--revision", "legacy", "--no-torch", "--cases", "256", "--seed", "0"),
+            *("--corpus", str(tmp_path / "corpus"), "--results", str(tmp_path / "results")),
+            *("--minimize-time", "0.1", "--report", str(page)),
+        ],
+        timeout=300,
+    )
+    assert code == 1, err
+    assert out.splitlines()[-1] == f"report: {page}"
+    text = page.read_text()
+    assert "<h1>convcheck ci on legacy: FAILED</h1>" in text
+    campaigns = [line for line in out.splitlines() if line.startswith("campaign ")]
+    assert campaigns and all(f"<h1>{escape(line)}</h1>" in text for line in campaigns)
+    ran = [line for line in campaigns if "skipped" not in line]
+    assert text.count("data:image/png;base64,") == len(ran)
