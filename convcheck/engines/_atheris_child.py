@@ -114,7 +114,12 @@ def write_stats(path: str, run) -> None:
     """Cases judged and when each signature was first seen, for the parent's report."""
     tmp = f"{path}.tmp"
     with open(tmp, "w") as f:
-        json.dump({"cases": run.stats.cases, "first_found": run.stats.first_found}, f)
+        # ``started`` is on the machine's monotonic clock, which the parent shares: it
+        # turns this process's times into the campaign's.
+        stats = run.stats
+        json.dump(
+            {"cases": stats.cases, "first_found": stats.first_found, "started": stats.started}, f
+        )
     os.replace(tmp, path)
 
 

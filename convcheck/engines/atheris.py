@@ -99,7 +99,10 @@ def explore(campaign, seed: int) -> None:
         stats = _read_stats(work / "stats.json")
         campaign.stats.cases += stats.get("cases", 0)
         if findings_dir.is_dir():
-            _adopt(campaign, corpus.load_all(findings_dir), stats.get("first_found", {}))
+            # The child started after its own start-up: its times count from later.
+            late = stats.get("started", campaign.stats.started) - campaign.stats.started
+            first_found = {k: late + t for k, t in stats.get("first_found", {}).items()}
+            _adopt(campaign, corpus.load_all(findings_dir), first_found)
 
 
 def log_path(campaign, work: Path) -> Path:
