@@ -106,9 +106,10 @@ class Progress:
             left = max(0, self.budget.cases - self.cases)
             guess = f" (~{left / self._rate():.0f} s)" if self.cases and left else ""
             parts.append(f"{left:,} cases{guess}")
+        left = (" or ".join(parts) + " left") if parts else ""
         if self.budget.until_first:
-            parts.append("the first finding")
-        return (" or ".join(parts) + " left") if parts else ""
+            left += (", or " if left else "until ") + "the first finding"
+        return left
 
     def findings_text(self) -> str:
         return ", ".join(f"{k} {n}" for k, n in sorted(self.kinds.items())) or "none yet"

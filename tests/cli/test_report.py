@@ -6,6 +6,7 @@ each rule of the layout is checked on its own; one seeded campaign runs them end
 
 import io
 import re
+import sys
 import time
 from types import SimpleNamespace
 
@@ -207,6 +208,20 @@ def test_minimising_leaves_the_rate_of_judging_as_it_was():
     assert "300 cases (100/s)" in stream.getvalue().splitlines()[-1]
 
 
+@pytest.mark.parametrize(
+    "budget, left",
+    [
+        (Budget(cases=500, until_first=True), "400 cases (~100 s) left, or the first finding"),
+        (Budget(until_first=True), "until the first finding"),
+        (Budget(seconds=60, cases=500), "35 s or 400 cases (~100 s) left"),
+    ],
+)
+def test_what_is_left_names_every_limit(budget, left):
+    progress = Progress(io.StringIO(), budget, "random")
+    progress(100, 25.0, {}, "")
+    assert progress.line().endswith(f"(4/s), {left}; findings: none yet")
+
+
 def test_a_time_budget_counts_down_and_a_note_is_kept():
     stream = io.StringIO()
     with Progress(stream, Budget(seconds=30), "atheris", every=0) as progress:
@@ -302,6 +317,15 @@ def test_a_report_that_cannot_be_written_is_refused_before_the_campaign(tmp_path
     )
     assert code == 2 and out == ""
     assert err.startswith("convcheck: report folder") and len(err.splitlines()) == 1
+
+
+def test_a_report_without_matplotlib_is_refused_before_the_campaign(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # what an absent package imports as
+    code, out, err = run(
+        *("fuzz", "--no-torch", "--cases", 1, "--corpus", tmp_path, "--report", tmp_path / "r.html")
+    )
+    assert (code, out) == (2, "")
+    assert err == "convcheck: --report needs matplotlib: pip install 'convcheck[report]'\n"
 
 
 def test_a_seeded_campaign_writes_the_report_it_prints(tmp_path):
