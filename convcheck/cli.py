@@ -131,7 +131,7 @@ def cmd_judge(args, stdout: TextIO, stderr: TextIO) -> int:
 def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
     from convcheck import campaign, corpus
     from convcheck.progress import Progress
-    from convcheck.report import campaign_summary, format_campaign
+    from convcheck.report import campaign_summary, format_campaign, write_report
 
     corpus_dir = files.folder(Path(args.corpus), "corpus folder", probe=True)
     known = {e.key for e in corpus.load_all(corpus_dir)}
@@ -146,7 +146,7 @@ def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
         run.explore(args.engine, args.seed)
         if not args.no_minimize:
             run.minimize_all(seconds=args.minimize_time)
-    stdout.write(format_campaign(run, args) + "\n")
+    write_report(format_campaign(run, args), stdout)
     if args.report:
         from convcheck.report_html import fuzz_report
 

@@ -219,6 +219,31 @@ def format_campaign(run, args) -> str:
     return "\n".join(lines)
 
 
+# A terminal's colours for the report: the same characters, easier to scan.
+_TERMINAL_STYLES = [
+    (r"(?m)^  kind .*$", "bold"),
+    (r"(?m)^  (crash|infidelity|abi-violation|tool-error)\b", "bold red"),
+    (r"(?m)^  (missing-check|over-strict|wrong-result|overflow|ordering)\b", "bold yellow"),
+    (r"(?m)^ {8,}\S.*$", "cyan"),  # a case line, under its rows
+    (r"(?m)^(torch: .*|  \(tensors: .*)$", "dim"),
+]
+
+
+def write_report(text: str, stream) -> None:
+    """The report on ``stream``: plain text, coloured on a terminal."""
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(file=stream, highlight=False)
+    if not console.is_terminal or console.is_dumb_terminal:
+        stream.write(text + "\n")
+        return
+    styled = Text(text)
+    for pattern, style in _TERMINAL_STYLES:
+        styled.highlight_regex(pattern, style)
+    console.print(styled, soft_wrap=True)  # long lines go to the terminal as they are
+
+
 def crash_line(finding) -> tuple[str, int] | None:
     """The source file and line a sanitizer named, when the kernel crashed."""
     for outcome in finding.outcomes.values():

@@ -18,7 +18,7 @@ from convcheck.cli import main
 from convcheck.findings import Finding, FindingKind
 from convcheck.outcome import Outcome
 from convcheck.progress import Progress
-from convcheck.report import describe_case, describe_int, format_campaign
+from convcheck.report import describe_case, describe_int, format_campaign, write_report
 
 
 def run(*argv):
@@ -181,6 +181,18 @@ def test_known_findings_are_marked_and_not_counted_new():
 
 def test_no_findings_says_so_in_one_line():
     assert report([])[1:] == ["no kernel bugs"]
+
+
+def test_a_terminal_gets_the_same_report_in_colour(monkeypatch):
+    monkeypatch.setenv("TERM", "xterm-256color")
+    text = "\n".join(report(FINDINGS))
+    terminal, log = _Terminal(), io.StringIO()
+    write_report(text, terminal)
+    write_report(text, log)
+    assert log.getvalue() == text + "\n"
+    coloured = terminal.getvalue()
+    assert "\x1b[" in coloured
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == text + "\n"
 
 
 # -- live progress ------------------------------------------------------------------------
