@@ -72,7 +72,7 @@ def findings_over_time(first_found: dict[str, float], seconds: float) -> bytes:
         )
     axes.set_xlabel("seconds into the campaign")
     axes.set_ylabel("distinct findings")
-    axes.set_xlim(0, max(end, 1e-3))
+    axes.set_xlim(0, max(end, 1e-3) * 1.03)  # a finding at the very end stays visible
     axes.set_ylim(bottom=0)
     axes.grid(alpha=0.3)
     if times:
