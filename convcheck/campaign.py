@@ -12,7 +12,6 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
 
 from convcheck import corpus, engines
 from convcheck.case import Case
@@ -22,6 +21,10 @@ from convcheck.shrink import minimize
 
 # What a campaign runs for when nothing else is said.
 DEFAULT_SECONDS = 30.0
+
+# Called after each batch and each minimised finding, with the cases judged, the seconds
+# since the start, the findings by kind and a note: ``convcheck.progress.Progress`` shows it.
+ProgressHook = Callable[[int, float, Counter, str], None]
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,7 @@ class Stats:
     cases: int = 0
     started: float = field(default_factory=time.monotonic)
     first_found: dict[str, float] = field(default_factory=dict)  # signature key -> seconds
+    explored: float | None = None  # seconds when the engine stopped (minimising follows)
 
     @property
     def elapsed(self) -> float:
@@ -69,7 +73,7 @@ class Campaign:
         judges: Judges,
         corpus_dir: Path | None = None,
         meta: dict | None = None,
-        progress: TextIO | None = None,
+        progress: ProgressHook | None = None,
         known: set[str] = frozenset(),
         budget: Budget = Budget(seconds=DEFAULT_SECONDS),
         torch_dir: Path | None = None,
@@ -87,11 +91,12 @@ class Campaign:
         self.stats = Stats()
         # Foreseen native crashes this campaign has confirmed (``Judges.judge``'s thrifty).
         self.confirmations: Counter = Counter()
-        self._last_progress = 0.0
 
     def explore(self, engine: str, seed: int) -> None:
         """The named engine proposes cases until the budget is spent."""
         engines.load(engine)(self, seed)
+        self.stats.explored = self.stats.elapsed
+        self._show_progress()  # the final counts (the atheris engine adds its child's last)
 
     # -- what engines call ----------------------------------------------------------
     @property
@@ -189,7 +194,7 @@ class Campaign:
                 if key not in self.known:
                     self._write(again[0])
             self.minimized.add(key)
-            self._show_progress(force=True, note=f"minimised {finding.kind}")
+            self._show_progress(note=f"minimised {finding.kind}")
 
     def new_findings(self, about_kernel: bool = False) -> list[Finding]:
         """New this campaign; ``about_kernel`` leaves torch's own bugs out."""
@@ -199,25 +204,10 @@ class Campaign:
             if k not in self.known and (f.about_kernel or not about_kernel)
         ]
 
-    def _show_progress(self, force: bool = False, note: str = "") -> None:
-        if self.progress is None:
-            return
-        now = time.monotonic()
-        if not force and now - self._last_progress < 1.0:
-            return
-        self._last_progress = now
-        kinds = Counter(f.kind for f in self.found.values())
-        rate = self.stats.cases / max(self.stats.elapsed, 1e-9)
-        summary = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) or "none"
-        line = (
-            f"[{self.stats.elapsed:6.1f}s] {self.stats.cases:,} cases ({rate:,.0f}/s); "
-            f"findings: {summary}"
-        )
-        if note:
-            line += f"; {note}"
-        end = "\r" if self.progress.isatty() else "\n"
-        self.progress.write(line.ljust(100) + end)
-        self.progress.flush()
+    def _show_progress(self, note: str = "") -> None:
+        if self.progress is not None:
+            kinds = Counter(f.kind for f in self.found.values())
+            self.progress(self.stats.cases, self.stats.elapsed, kinds, note)
 
 
 def complexity(case: Case) -> int:

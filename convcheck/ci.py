@@ -16,6 +16,7 @@ from typing import TextIO
 from convcheck import campaign, corpus, engines, files, report
 from convcheck.findings import Finding
 from convcheck.judges import Judges
+from convcheck.progress import Progress
 
 
 @dataclass
@@ -31,6 +32,7 @@ class CampaignResult:
     cases: int
     new: list[Finding] = field(default_factory=list)
     skipped: str = ""
+    run: campaign.Campaign | None = None  # for --report: every finding and when it came
 
 
 @dataclass
@@ -78,12 +80,13 @@ def run_ci(
             results.append(CampaignResult(name, 0.0, 0, skipped=why))
             continue
         progress.write(f"campaign: {name} engine for {share.describe()}\n")
-        run = campaign.Campaign(judges, new_dir, meta, progress, known, share, torch_dir)
-        run.explore(name, seed)
-        run.minimize_all(only=lambda f: f.about_kernel, seconds=minimize_seconds)
+        with Progress(progress, share, name) as shown:
+            run = campaign.Campaign(judges, new_dir, meta, shown, known, share, torch_dir)
+            run.explore(name, seed)
+            run.minimize_all(only=lambda f: f.about_kernel, seconds=minimize_seconds)
         new = run.new_findings()
         known |= {f.key for f in new}
-        results.append(CampaignResult(name, run.stats.elapsed, run.stats.cases, new))
+        results.append(CampaignResult(name, run.stats.elapsed, run.stats.cases, new, run=run))
     outcome = CiResult(replayed, results, judges.stopped)
     write_results(results_dir, outcome)
     return outcome

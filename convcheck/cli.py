@@ -146,20 +146,30 @@ def cmd_judge(args, stdout: TextIO, stderr: TextIO) -> int:
 
 def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
     from convcheck import campaign, corpus
-    from convcheck.report import format_campaign
+    from convcheck.progress import Progress
+    from convcheck.report import campaign_summary, format_campaign, write_report
 
     corpus_dir = files.folder(Path(args.corpus), "corpus folder", probe=True)
     torch_dir = _torch_folder(args, corpus_dir)
     known = {e.key for e in corpus.load_all(corpus_dir, torch_dir)}
-    with _open_judges(args) as judges, judges.stop_on_signals():
-        run = campaign.Campaign(
-            judges, corpus_dir, _meta(args), stderr, known, _budget(args), torch_dir
-        )
+    _check_report(args)
+    budget = _budget(args)
+    with (
+        _open_judges(args) as judges,
+        judges.stop_on_signals(),
+        Progress(stderr, budget, args.engine) as progress,
+    ):
+        run = campaign.Campaign(judges, corpus_dir, _meta(args), progress, known, budget, torch_dir)
         run.explore(args.engine, args.seed)
         if not args.no_minimize:
             run.minimize_all(seconds=args.minimize_time)
-    stdout.write(format_campaign(run, args) + "\n")
+    write_report(format_campaign(run, args), stdout)
     _unknown_ids(judges, stdout)
+    if args.report:
+        from convcheck.report_html import fuzz_report
+
+        written = fuzz_report(Path(args.report), run, args, campaign_summary(run, args))
+        stdout.write(f"report: {files.shown(written)}\n")
     if judges.stopped:
         stderr.write("convcheck: stopped by a signal; the report holds what was found until then\n")
     return FOUND if run.new_findings(about_kernel=True) else OK
@@ -174,6 +184,16 @@ def _torch_folder(args, corpus_dir: Path) -> Path:
     if not args.no_torch:
         files.folder(torch_dir, "torch folder", probe=True)
     return torch_dir
+
+
+def _check_report(args) -> None:
+    """``--report``: before a campaign, not after it, a report that cannot be drawn or
+    written is a set-up error."""
+    if args.report:
+        from convcheck.report_html import check_available
+
+        check_available()
+        files.folder(Path(args.report).parent, "report folder", probe=True)
 
 
 def _budget(args):
@@ -269,6 +289,7 @@ def cmd_ci(args, stdout: TextIO, stderr: TextIO) -> int:
     # results folder that cannot be written.
     entries = corpus.load_all(Path(args.corpus))
     files.folder(Path(args.results), "results folder", probe=True)
+    _check_report(args)
     if args.target is None:
         build_library(args.revision, sanitized=True)
     with _open_judges(args) as judges, judges.stop_on_signals():
@@ -286,6 +307,10 @@ def cmd_ci(args, stdout: TextIO, stderr: TextIO) -> int:
     _unknown_ids(judges, stdout)
     results = files.shown(args.results)
     stdout.write(f"results: {results}/junit.xml, {results}/results.sarif\n")
+    if args.report:
+        from convcheck.report_html import ci_report
+
+        stdout.write(f"report: {files.shown(ci_report(Path(args.report), result, args))}\n")
     if result.failed:
         return FOUND
     if result.stopped:
@@ -416,6 +441,12 @@ def _budget_options(parser: argparse.ArgumentParser, default_time: float) -> Non
     parser.set_defaults(default_time=default_time)
 
 
+def _report_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--report", help="also write an HTML report here: the table and findings over time"
+    )
+
+
 def _checked(name: str, convert: Callable, check: Callable) -> Callable[[str], object]:
     """An option's type: the text converted, then checked by ``convcheck.validation``
     under the option's name; its ConvcheckError passes through argparse untouched."""
@@ -460,6 +491,7 @@ def _parser() -> _Parser:
     fuzz.add_argument("--corpus", default="corpus", help="folder for findings (default corpus/)")
     fuzz.add_argument("--no-minimize", action="store_true")
     _torch_options(fuzz)
+    _report_option(fuzz)
     fuzz.set_defaults(func=cmd_fuzz)
 
     replay = sub.add_parser("replay", help="run every corpus entry; exit 1 on any finding")
@@ -487,6 +519,7 @@ def _parser() -> _Parser:
     ci.add_argument("--corpus", default="corpus", help="the corpus to replay (default corpus/)")
     ci.add_argument("--results", default="results", help="JUnit, SARIF and new findings go here")
     _torch_options(ci, "RESULTS/corpus/torch")
+    _report_option(ci)
     ci.set_defaults(func=cmd_ci)
 
     prove = sub.add_parser("prove", help="solve every arithmetic site of the model")

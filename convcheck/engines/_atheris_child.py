@@ -78,7 +78,8 @@ def main(argv: list[str] | None = None) -> None:
         judges,
         Path(args.corpus),
         {"found_by": "convcheck fuzz --engine atheris"},
-        sys.stderr,
+        # The parent shows progress (from --stats); this process's output is libFuzzer's log.
+        None,
         known,
         # libFuzzer keeps the time too (-max_total_time), but only between inputs: the
         # campaign's deadline is what cuts a batch on a hanging target short.
@@ -126,7 +127,12 @@ def write_stats(path: str, run) -> None:
     """Cases judged and when each signature was first seen, for the parent's report."""
     tmp = f"{path}.tmp"
     with open(tmp, "w") as f:
-        json.dump({"cases": run.stats.cases, "first_found": run.stats.first_found}, f)
+        # ``started`` is on the machine's monotonic clock, which the parent shares: it
+        # turns this process's times into the campaign's.
+        stats = run.stats
+        json.dump(
+            {"cases": stats.cases, "first_found": stats.first_found, "started": stats.started}, f
+        )
     os.replace(tmp, path)
 
 

@@ -12,15 +12,21 @@ import json
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
-from convcheck import corpus, fuzzed, sandbox
+from convcheck import corpus, files, fuzzed, sandbox
 from convcheck.campaign import example_cases
 from convcheck.errors import ConvcheckError
 
 # How long past the campaign's deadline the child may take to write its last finding
 # (its own batches stop at the deadline).
 GRACE_SECONDS = 3
+# How often the parent reads the child's counts for the progress display.
+PROGRESS_SECONDS = 0.5
+# libFuzzer's output, kept in the corpus folder (git ignores it there).
+LOG_NAME = "libfuzzer.log"
+SLOW_UNIT_SECONDS = 10**6
 
 
 def explore(campaign, seed: int) -> None:
@@ -45,6 +51,7 @@ def explore(campaign, seed: int) -> None:
             reading = ["--check-map", str(work / "check-map.json")]
         if campaign.torch_dir is not None:
             reading += ["--torch-bugs", str(campaign.torch_dir)]
+        log = log_path(campaign, work)
         command = [
             sys.executable,
             "-m",
@@ -74,39 +81,72 @@ def explore(campaign, seed: int) -> None:
             f"-seed={seed + 1}",
             f"-dict={work / 'convcheck.dict'}",
             "-print_final_stats=0",
+            # One call judges a whole batch, so libFuzzer's "slow unit" is no finding; a
+            # harness's crash input is kept beside the log, never in the working folder.
+            f"-report_slow_units={SLOW_UNIT_SECONDS}",
+            f"-artifact_prefix={log.parent}/libfuzzer-",
             str(work / "inputs"),
             str(seeds),
         ]
-        log = work / "libfuzzer.log"
         with open(log, "w") as out:
             child = subprocess.Popen(command, stdout=out, stderr=out, **sandbox.own_session())
             try:
-                _wait(child, judges, campaign.deadline)
+                _wait(child, campaign, work / "stats.json")
             finally:
                 child.kill()
                 child.wait()
         error = work / "error"
         if error.is_file():
-            raise ConvcheckError(f"the atheris engine's child stopped: {error.read_text()}")
+            raise ConvcheckError(
+                f"the atheris engine's child stopped: {error.read_text()} "
+                f"(libFuzzer's log: {files.shown(log)})"
+            )
         if judges.stopped:
             # A signal: the child has written what it found to the corpus folder already;
             # the stopped judges can judge nothing more here.
             return
-        stats = (
-            json.loads((work / "stats.json").read_text()) if (work / "stats.json").exists() else {}
-        )
+        stats = _read_stats(work / "stats.json")
         campaign.stats.cases += stats.get("cases", 0)
         if findings_dir.is_dir():
-            found = corpus.load_all(findings_dir, campaign.torch_dir)
-            _adopt(campaign, found, stats.get("first_found", {}))
+            # The child started after its own start-up: its times count from later.
+            late = stats.get("started", campaign.stats.started) - campaign.stats.started
+            first_found = {k: late + t for k, t in stats.get("first_found", {}).items()}
+            _adopt(campaign, corpus.load_all(findings_dir, campaign.torch_dir), first_found)
 
 
-def _wait(child: subprocess.Popen, judges, deadline: float | None) -> None:
+def log_path(campaign, work: Path) -> Path:
+    """libFuzzer's own log (its coverage lines, a harness's traceback) beside the findings,
+    where a person looks after a campaign; only a campaign without a corpus loses it."""
+    if campaign.corpus_dir is None:
+        return work / LOG_NAME
+    return files.folder(campaign.corpus_dir, "corpus folder") / LOG_NAME
+
+
+def _read_stats(path: Path) -> dict:
+    """The child's counts; it replaces the file atomically, so it is whole or absent."""
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+
+
+def _wait(child: subprocess.Popen, campaign, stats: Path) -> None:
     """Until the child ends, the judges are stopped (a signal: the child, in a session of
-    its own, does not get it), or the deadline has passed by the grace time."""
+    its own, does not get it), or the deadline has passed by the grace time; meanwhile
+    the campaign's progress shows the child's counts."""
+    judges, deadline = campaign.judges, campaign.deadline
+    shown = 0.0
     while child.poll() is None and not judges.stopped:
-        if deadline is not None and time.monotonic() > deadline + GRACE_SECONDS:
+        now = time.monotonic()
+        if deadline is not None and now > deadline + GRACE_SECONDS:
             return
+        if campaign.progress is not None and now - shown >= PROGRESS_SECONDS:
+            shown = now
+            counts = _read_stats(stats)
+            keys = set(counts.get("first_found", {})) | set(campaign.found)
+            kinds = Counter(key.split(" | ")[0] for key in keys)  # a signature's kind first
+            cases = campaign.stats.cases + counts.get("cases", 0)
+            campaign.progress(cases, campaign.stats.elapsed, kinds, "")
         time.sleep(0.05)
 
 

@@ -100,11 +100,11 @@ def test_torch_bugs_go_to_the_torch_folder_and_one_report_line(judges, tmp_path)
     args = SimpleNamespace(revision="legacy", target=None, engine="random", seed=0)
     report = format_campaign(run, args)
     torch_bugs = sum(f.kind == "torch-bug" for f in run.found.values())
-    assert f"torch: {torch_bugs} of torch's own bugs" in report
+    assert f"torch: {torch_bugs} bugs of its own" in report
     assert not re.search(r"^  torch-bug", report, re.M)
     shown = format_campaign(run, SimpleNamespace(**vars(args), show_torch_bugs=True))
     assert len(re.findall(r"^  torch-bug", shown, re.M)) == torch_bugs
-    assert "of torch's own bugs" not in shown
+    assert "bugs of its own" not in shown
 
 
 def test_a_torch_folder_of_ones_own(judges, tmp_path):
