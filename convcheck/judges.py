@@ -140,19 +140,22 @@ class Judges:
         ``deadline`` (a ``time.monotonic()`` time) or ``stop`` leaves the native judge's
         unfinished cases with ``complete=False``.
         """
+        # torch's check path first: its real calls then run in their workers while the
+        # model runs here, and the native workers after it.
+        torch_verdicts = (
+            self.torch.start(cases, compute_rejected=False) if self.torch is not None else None
+        )
         judgements = []
         for case in cases:
             wrapped, exact, found = model.classify(case, self.revision)
             judgements.append(Judgement(case, self.revision, wrapped, exact, found))
-        # torch's check path runs here while the native workers run in their processes.
         native = (
             self._pool.submit(self._judge_native, judgements, thrifty, deadline)
             if self.native
             else None
         )
-        if self.torch is not None:
-            verdicts = self.torch.judge(cases, compute_rejected=False)
-            for j, verdict in zip(judgements, verdicts, strict=True):
+        if torch_verdicts is not None:
+            for j, verdict in zip(judgements, torch_verdicts(), strict=True):
                 j.torch = verdict
         if native is not None:
             native.result()
