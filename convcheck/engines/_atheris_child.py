@@ -44,6 +44,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--until", type=float, help="stop at this time.monotonic() time (the parent's clock)"
     )
+    parser.add_argument(
+        "--started",
+        type=float,
+        help="the parent campaign's start (time.monotonic()): findings' times count from it",
+    )
     parser.add_argument("--cases", type=int, help="stop after this many judged cases")
     parser.add_argument("--until-first", action="store_true", help="stop at the first finding")
     args = parser.parse_args(ours)
@@ -60,6 +65,7 @@ def main(argv: list[str] | None = None) -> None:
     from convcheck.fuzzed import case_from_bytes
     from convcheck.judges import Judges
 
+    started = time.monotonic() if args.started is None else args.started
     known = set(Path(args.known).read_text().splitlines()) if args.known else set()
     judges = Judges(args.revision, target=args.target, jobs=args.jobs, use_torch=not args.no_torch)
     run = Campaign(
@@ -71,11 +77,12 @@ def main(argv: list[str] | None = None) -> None:
         # libFuzzer keeps the time too (-max_total_time), but only between inputs: the
         # campaign's deadline is what cuts a batch on a hanging target short.
         Budget(
-            seconds=None if args.until is None else max(0.0, args.until - time.monotonic()),
+            seconds=None if args.until is None else max(0.0, args.until - started),
             cases=args.cases,
             until_first=args.until_first,
         ),
     )
+    run.stats.started = started
     pending = []
     last_flush = [time.monotonic()]
 
@@ -102,7 +109,7 @@ def main(argv: list[str] | None = None) -> None:
         case = case_from_bytes(data)
         model.classify(case, args.revision)  # the coverage signal
         pending.append(case)
-        if len(pending) >= BATCH or time.monotonic() - last_flush[0] > FLUSH_SECONDS:
+        if len(pending) >= run.batch(BATCH) or time.monotonic() - last_flush[0] > FLUSH_SECONDS:
             flush()
 
     atheris.Setup([sys.argv[0], *libfuzzer], test_one_input)

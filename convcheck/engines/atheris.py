@@ -58,6 +58,8 @@ def explore(campaign, seed: int) -> None:
             "--jobs",
             str(judges.jobs),
             *([] if campaign.deadline is None else ["--until", repr(campaign.deadline)]),
+            "--started",
+            repr(campaign.stats.started),
             *([] if budget.cases is None else ["--cases", str(campaign.room(budget.cases))]),
             *(["--until-first"] if budget.until_first else []),
             "--",

@@ -24,9 +24,10 @@ them), so both are fixed and recorded. torch is imported on first use, never by
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from convcheck.case import Case
@@ -73,6 +74,9 @@ class TorchVerdict:
     torch_bug: str | None = None
     out_dtype: str | None = None
     torch_version: str = field(default="", compare=False)
+    # False when the real calls were due but a deadline cut them short: the verdict is
+    # the checks', and no evidence about what the real calls would have shown.
+    complete: bool = field(default=True, compare=False)
 
     def describe(self) -> str:
         head = f"torch {self.torch_version} ({self.path}, {self.backend or 'no backend'}, "
@@ -174,12 +178,22 @@ class TorchJudge:
         """
         return self.start(cases, values, compute_rejected)()
 
+    def predict(self, case: Case) -> TorchVerdict:
+        """The check path's verdict alone: no worker, no computation, no values."""
+        return self._checks_verdict(*self._check_both(case))
+
     def start(
-        self, cases: Sequence[Case], values: bool = True, compute_rejected: bool = True
+        self,
+        cases: Sequence[Case],
+        values: bool = True,
+        compute_rejected: bool = True,
+        deadline: float | None = None,
     ) -> Callable[[], list[TorchVerdict]]:
         """``judge`` in two halves: the check path now, in this thread; the real calls
         sent to the workers, which run while the caller does other work (the model).
-        Returns the function that waits for them and gives the verdicts."""
+        Returns the function that waits for them and gives the verdicts. Real calls
+        still running at ``deadline`` (a ``time.monotonic()`` time) are abandoned: their
+        cases get the checks' verdict with ``complete=False``."""
         checked = [self._check_both(c) for c in cases]
         small = [
             i
@@ -200,7 +214,7 @@ class TorchJudge:
         if requests:
             if self._runner is None:
                 self._runner = ThreadPoolExecutor(1, thread_name_prefix="convcheck-torch")
-            running = self._runner.submit(self._workers().run, requests)
+            running = self._runner.submit(self._workers().run, requests, deadline)
 
         def finish() -> list[TorchVerdict]:
             results: dict[int, list[Any]] = {i: [None, None] for i in small}
@@ -215,7 +229,9 @@ class TorchJudge:
                 if i in results and None not in results[i]:
                     verdicts.append(self._real_verdict(case, default.backend, *results[i]))
                 else:
-                    verdicts.append(self._checks_verdict(default, off))
+                    cut = i in results and deadline is not None and time.monotonic() >= deadline
+                    verdict = self._checks_verdict(default, off)
+                    verdicts.append(replace(verdict, complete=False) if cut else verdict)
             return verdicts
 
         return finish
