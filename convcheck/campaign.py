@@ -200,8 +200,8 @@ class Campaign:
                     corpus.write(
                         self.corpus_dir, shown, self.judges.revision, self.judges.target, self.meta
                     )
-            self.minimized.add(key)
             self.minimize_seconds[key] = time.monotonic() - began
+            self.minimized.add(key)
             self._show_progress(force=True, note=f"minimised {finding.kind}")
 
     def new_findings(self, about_kernel: bool = False) -> list[Finding]:

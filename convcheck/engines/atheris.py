@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from convcheck import corpus, fuzzed, sandbox
-from convcheck.campaign import example_cases
+from convcheck.case import Case, TensorSpec
 from convcheck.errors import ConvcheckError
 
 # How long past the campaign's deadline the child may take to write its last finding
@@ -30,9 +30,11 @@ def explore(campaign, seed: int) -> None:
         findings_dir = campaign.corpus_dir or work / "findings"
         seeds = work / "seeds"
         seeds.mkdir()
-        # Seeds: the bundled examples (one valid call of each rank) and the corpus.
-        for example in example_cases():
-            (seeds / f"example-{example.stem}.json").write_text(example.read_text())
+        # Seeds: valid calls that show no finding (the bundled examples are the thread's
+        # reproducers: seeded with them, libFuzzer would replay bugs, not find them), and
+        # the campaign's own corpus.
+        for i, case in enumerate(seed_cases()):
+            (seeds / f"valid-{i}.json").write_text(case.dumps())
         if campaign.corpus_dir is not None and campaign.corpus_dir.is_dir():
             for entry in corpus.load_all(campaign.corpus_dir):
                 (seeds / f"{entry.name}.json").write_text(entry.case.dumps())
@@ -91,6 +93,47 @@ def explore(campaign, seed: int) -> None:
         campaign.stats.cases += stats.get("cases", 0)
         if findings_dir.is_dir():
             _adopt(campaign, corpus.load_all(findings_dir), stats.get("first_found", {}))
+
+
+def _t(*sizes: int, order: tuple[int, ...] | None = None) -> TensorSpec:
+    return TensorSpec(sizes, "float32", order)
+
+
+# Every engine starts from the same place: a valid call, which legacy and current handle
+# alike and correctly (tests/engine holds them to that). 1-D and 2-D only: legacy
+# rejects a 3-D convolution, so one would be the reproducer of an over-strict check.
+_VALID = Case(_t(1, 2, 5), _t(4, 2, 3), _t(4), _t(1, 4, 3), (1,), (0,), (1,), False, (0,), 1)
+_CHANNELS_LAST = (0, 2, 3, 1)
+
+
+def seed_cases() -> list[Case]:
+    """libFuzzer's starting points: valid calls, none of them a finding."""
+    two_d = {"weight": _t(2, 3, 3, 3), "bias": None}
+    return [
+        _VALID,
+        _VALID.replace(
+            input=_t(1, 3, 6, 6), out=_t(1, 2, 3, 3), stride=(2, 2), padding=(1, 1), **two_d
+        ),
+        _VALID.replace(input=_t(2, 4, 5, 5), weight=_t(4, 2, 3, 3), out=_t(2, 4, 3, 3), groups=2),
+        _VALID.replace(
+            input=_t(1, 2, 4),
+            weight=_t(2, 3, 3),
+            bias=None,
+            out=_t(1, 3, 8),
+            stride=(2,),
+            padding=(1,),
+            transposed=True,
+            output_padding=(1,),
+        ),
+        _VALID.replace(
+            input=_t(1, 3, 4, 4, order=_CHANNELS_LAST),
+            out=_t(1, 2, 2, 2, order=_CHANNELS_LAST),
+            **two_d,
+        ),
+        _VALID.replace(
+            input=_t(1, 1, 7), weight=_t(1, 1, 2), bias=None, out=_t(1, 1, 5), dilation=(2,)
+        ),
+    ]
 
 
 def _wait(child: subprocess.Popen, judges, deadline: float | None) -> None:
