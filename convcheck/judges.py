@@ -256,7 +256,9 @@ class Judges:
         torch's), every candidate is judged in full. Signatures of the model alone
         (overflow, ordering) need no other judge. Judging stops at ``deadline``.
         """
-        foreseen = case is not None and _shows(self.findings(self.predict(case)), signature)
+        foreseen = (
+            case is not None and _shows(self.findings(self.predict(case)), signature) is not None
+        )
         return Keeper(self, signature, foreseen, deadline)
 
     def stop(self) -> None:
