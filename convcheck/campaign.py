@@ -21,6 +21,8 @@ from convcheck.shrink import minimize
 
 # What a campaign runs for when nothing else is said.
 DEFAULT_SECONDS = 30.0
+# Cases in a campaign's first batch; each next one is twice as large (``Campaign.batch``).
+FIRST_BATCH = 8
 
 # Called after each batch and each minimised finding, with the cases judged, the seconds
 # since the start, the findings by kind and a note: ``convcheck.progress.Progress`` shows it.
@@ -88,9 +90,11 @@ class Campaign:
         self.known = set(known)  # signatures already in the corpus: not new
         self.found: dict[str, Finding] = {}
         self.minimized: set[str] = set()
+        self.minimize_seconds: dict[str, float] = {}  # key -> seconds its shrinking took
         self.stats = Stats()
         # Foreseen native crashes this campaign has confirmed (``Judges.judge``'s thrifty).
         self.confirmations: Counter = Counter()
+        self._batches = 0  # judged so far: the first ones are small (``batch``)
 
     def explore(self, engine: str, seed: int) -> None:
         """The named engine proposes cases until the budget is spent."""
@@ -110,6 +114,13 @@ class Campaign:
             return True
         return budget.until_first and bool(self.new_findings(about_kernel=True))
 
+    def batch(self, largest: int) -> int:
+        """How many cases the next batch should hold: a few at first, so that the first
+        findings come within a second of the workers being up, then twice as many each
+        batch up to ``largest`` (large batches spread the workers' round trips); never
+        more than the case budget has room for."""
+        return self.room(min(largest, FIRST_BATCH << min(self._batches, 16)))
+
     def room(self, wanted: int) -> int:
         """How many of ``wanted`` cases the case budget still has room for."""
         if self.budget.cases is None:
@@ -128,13 +139,14 @@ class Campaign:
         """Judge the cases; keep every new signature at once. Returns each case's findings
         (none for a case the deadline or a stop left unjudged, which does not count)."""
         judged = self.judges.judge(cases, self.confirmations, self.deadline)
+        self._batches += 1
         per_case = [self.judges.findings(j) if j.complete else [] for j in judged]
         self.stats.cases += sum(j.complete for j in judged)
-        for found in per_case:
+        for j, found in zip(judged, per_case, strict=True):
             for finding in found:
                 kept = self.found.get(finding.key)
                 if kept is None:
-                    self._keep(finding)
+                    self._keep(finding, j.judged_at - self.stats.started)
                 elif finding.key not in self.minimized and complexity(finding.case) < complexity(
                     kept.case
                 ):
@@ -143,9 +155,9 @@ class Campaign:
         self._show_progress()
         return per_case
 
-    def _keep(self, finding: Finding) -> None:
+    def _keep(self, finding: Finding, seconds: float) -> None:
         self.found[finding.key] = finding
-        self.stats.first_found[finding.key] = self.stats.elapsed
+        self.stats.first_found[finding.key] = seconds
         if finding.key not in self.known:
             self._write(finding)
 
@@ -169,10 +181,14 @@ class Campaign:
         seconds_each: float = 20.0,
         only: Callable[[Finding], bool] | None = None,
         seconds: float | None = None,
+        torch_bugs: bool = False,
     ) -> None:
         """Shrink every new finding, each within ``seconds_each`` and all of them within
-        ``seconds``; what the time leaves unshrunk is kept as found. A stop (a signal)
-        ends it: after one, every candidate is unjudged and so fails at once."""
+        ``seconds``; what the time leaves unshrunk is kept as found. torch's own bugs are
+        left as found unless ``torch_bugs`` (``convcheck minimize`` shrinks one on
+        demand): they are not the kernel's, and their candidates are the slow ones (real
+        computation, torch crashing). A stop (a signal) ends it: after one, every
+        candidate is unjudged and so fails at once."""
         ends = None if seconds is None else time.monotonic() + seconds
         for key, finding in list(self.found.items()):
             left = seconds_each if ends is None else min(seconds_each, ends - time.monotonic())
@@ -183,16 +199,25 @@ class Campaign:
                 continue
             if finding.kind is FindingKind.TOOL_ERROR:  # convcheck's own failure: nothing to shrink
                 continue
+            if finding.kind is FindingKind.TORCH_BUG and not torch_bugs:
+                continue
             if only is not None and not only(finding):
                 continue
-            small = minimize(
-                finding.case, self.judges.keeps(finding.signature), max_evaluations, left
-            )
-            again = [f for f in self.judges.evaluate([small])[0] if f.key == key]
-            if again:
-                self.found[key] = again[0]
+            # The deadline goes to the judges too: a candidate that hangs is cut there.
+            began = time.monotonic()
+            deadline = began + left
+            keeper = self.judges.keeps(finding.signature, finding.case, deadline)
+            small = minimize(finding.case, keeper, max_evaluations, left)
+            shown = keeper.found.get(small)
+            if shown is None and small != finding.case:
+                # Shrunk by the model alone (overflow, ordering): every judge's outcomes
+                # for the corpus entry.
+                shown = next((f for f in self.judges.evaluate([small])[0] if f.key == key), None)
+            if shown is not None:
+                self.found[key] = shown
                 if key not in self.known:
-                    self._write(again[0])
+                    self._write(shown)
+            self.minimize_seconds[key] = time.monotonic() - began
             self.minimized.add(key)
             self._show_progress(note=f"minimised {finding.kind}")
 

@@ -267,7 +267,7 @@ def cmd_minimize(args, stdout: TextIO, stderr: TextIO) -> int:
             )
             return OK
         target = found[0]
-        shrinker = Shrinker(judges.keeps(target.signature))
+        shrinker = Shrinker(judges.keeps(target.signature, case))
         small = shrinker.shrink(case)
     stdout.write(f"finding: {target.describe()}\nsignature: {target.key}\n")
     if args.verbose:

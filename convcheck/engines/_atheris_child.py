@@ -48,6 +48,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--until", type=float, help="stop at this time.monotonic() time (the parent's clock)"
     )
+    parser.add_argument(
+        "--started",
+        type=float,
+        help="the parent campaign's start (time.monotonic()): findings' times count from it",
+    )
     parser.add_argument("--cases", type=int, help="stop after this many judged cases")
     parser.add_argument("--until-first", action="store_true", help="stop at the first finding")
     args = parser.parse_args(ours)
@@ -65,6 +70,7 @@ def main(argv: list[str] | None = None) -> None:
     from convcheck.fuzzed import case_from_bytes
     from convcheck.judges import Judges
 
+    started = time.monotonic() if args.started is None else args.started
     known = set(Path(args.known).read_text().splitlines()) if args.known else set()
     judges = Judges(
         args.revision,
@@ -84,12 +90,13 @@ def main(argv: list[str] | None = None) -> None:
         # libFuzzer keeps the time too (-max_total_time), but only between inputs: the
         # campaign's deadline is what cuts a batch on a hanging target short.
         Budget(
-            seconds=None if args.until is None else max(0.0, args.until - time.monotonic()),
+            seconds=None if args.until is None else max(0.0, args.until - started),
             cases=args.cases,
             until_first=args.until_first,
         ),
         None if args.torch_bugs is None else Path(args.torch_bugs),
     )
+    run.stats.started = started
     pending = []
     last_flush = [time.monotonic()]
 
@@ -116,7 +123,7 @@ def main(argv: list[str] | None = None) -> None:
         case = case_from_bytes(data)
         model.classify(case, args.revision)  # the coverage signal
         pending.append(case)
-        if len(pending) >= BATCH or time.monotonic() - last_flush[0] > FLUSH_SECONDS:
+        if len(pending) >= run.batch(BATCH) or time.monotonic() - last_flush[0] > FLUSH_SECONDS:
             flush()
 
     atheris.Setup([sys.argv[0], *libfuzzer], test_one_input)
@@ -127,12 +134,8 @@ def write_stats(path: str, run) -> None:
     """Cases judged and when each signature was first seen, for the parent's report."""
     tmp = f"{path}.tmp"
     with open(tmp, "w") as f:
-        # ``started`` is on the machine's monotonic clock, which the parent shares: it
-        # turns this process's times into the campaign's.
-        stats = run.stats
-        json.dump(
-            {"cases": stats.cases, "first_found": stats.first_found, "started": stats.started}, f
-        )
+        # The times count from the parent's start (--started): they are the campaign's.
+        json.dump({"cases": run.stats.cases, "first_found": run.stats.first_found}, f)
     os.replace(tmp, path)
 
 

@@ -10,4 +10,4 @@ BATCH = 256
 def explore(campaign, seed: int) -> None:
     src = RandomSource(seed)
     while not campaign.exhausted:
-        campaign.submit([build_case(src) for _ in range(campaign.room(BATCH))])
+        campaign.submit([build_case(src) for _ in range(campaign.batch(BATCH))])
