@@ -27,9 +27,8 @@ pipe and output file). For each, it forks a worker that already has the handler'
 and the library loaded, so a crash costs a fork, not a start. The worker is forked twice
 so that it becomes the parent's own child (the parent is a child subreaper): the parent
 reaps it, kills it and sees its exit status as it does for a started one. The server
-answers on its result pipe ``P<pid>``, or ``T<count>`` when it refuses because it has
-more than one thread (fork copies only the calling thread: a lock another thread held
-would stay locked forever in the worker). It stays single-threaded itself.
+answers on its result pipe ``P<pid>``, or ``T<reason>`` when forking is not safe (see
+``_fork_hazard``); the parent then starts workers instead.
 """
 
 import os
@@ -54,6 +53,9 @@ _PRIVATE_FD_LOW = 256  # above what a process inherits or opens first
 _PRIVATE_FD_TOP = 4096
 _REPORT_LIMIT = 8192
 _SITE_LIMIT = 200
+# Runtimes whose symbolizer can be warmed. Not gcc's libubsan: its symbolizer, set up by
+# a call before its first report, stays without function names for good.
+_SANITIZER_RUNTIMES = ("libasan", "libclang_rt.asan")
 
 
 def main() -> None:
@@ -123,6 +125,7 @@ def _fork_forever(control, result_fd: int, handler, parent_pid: int, marker: str
 
     server = socket.socket(fileno=os.dup(control.fileno()))
     control.close()
+    _warm_symbolizers()
     while True:
         try:
             message, fds, _, _ = socket.recv_fds(server, 16, 3)
@@ -130,11 +133,11 @@ def _fork_forever(control, result_fd: int, handler, parent_pid: int, marker: str
             message, fds = b"", []
         if not message:  # the parent closed the socket: the pool is done with us
             os._exit(0)
-        threads = len(os.listdir("/proc/self/task"))
-        if threads != 1 or len(fds) != 3:
+        unsafe = _fork_hazard()
+        if unsafe or len(fds) != 3:
             for fd in fds:
                 os.close(fd)
-            _write(result_fd, b"T%d\n" % threads)
+            _write(result_fd, b"T" + (unsafe or "not three descriptors").encode() + b"\n")
             continue
         pid_read, pid_write = os.pipe()
         if os.fork() == 0:
@@ -146,7 +149,9 @@ def _fork_forever(control, result_fd: int, handler, parent_pid: int, marker: str
                 worker = os.fork()
                 if worker == 0:
                     os.close(pid_write)
-                    _forked_worker(server, result_fd, fds, handler, (go_between, parent_pid), marker)
+                    _forked_worker(
+                        server, result_fd, fds, handler, (go_between, parent_pid), marker
+                    )
                 os.write(pid_write, b"%d" % worker)
             finally:
                 os._exit(0)
@@ -157,6 +162,40 @@ def _fork_forever(control, result_fd: int, handler, parent_pid: int, marker: str
         pid = os.read(pid_read, 32)
         os.close(pid_read)
         _write(result_fd, b"P" + pid + b"\n")
+
+
+def _fork_hazard() -> str:
+    """Why forking this process is unsafe, or "": a second thread (fork copies only this
+    one, and a lock the other held stays locked in the child), or a child process (a
+    sanitizer's symbolizer: every forked worker would share its pipes)."""
+    tasks = os.listdir("/proc/self/task")
+    if len(tasks) != 1:
+        return f"{len(tasks)} threads"
+    with open(f"/proc/self/task/{tasks[0]}/children") as children:
+        if children.read().split():
+            return "a child process"
+    return ""
+
+
+def _warm_symbolizers() -> None:
+    """Have the ASan runtime, if loaded, read this process's modules and their debug
+    information now: each forked worker inherits that, where it would otherwise spend
+    most of a crash (a quarter of a second) reading it again for its report's stack. (A
+    runtime that symbolizes with a helper process would leave it a child of the server:
+    the server then refuses to fork, see ``_fork_forever``.)"""
+    with open("/proc/self/maps") as maps:
+        paths = {line.split()[-1] for line in maps if "/" in line}
+    for path in sorted(paths):
+        if not os.path.basename(path).startswith(_SANITIZER_RUNTIMES):
+            continue
+        try:
+            symbolize = ctypes.CDLL(path, mode=os.RTLD_NOLOAD).__sanitizer_symbolize_pc
+        except (OSError, AttributeError):
+            continue
+        symbolize.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+        symbolize.restype = None
+        answer = ctypes.create_string_buffer(256)
+        symbolize(ctypes.cast(symbolize, ctypes.c_void_p), b"%p %F %L", answer, len(answer))
 
 
 def _forked_worker(server, server_result_fd: int, fds, handler, parents, marker: str):

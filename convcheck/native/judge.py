@@ -126,6 +126,9 @@ class NativeJudge(PoolJudge):
     checks only; ``run`` also computes small outputs (see ``RunLimits``), filling
     ``Outcome.values``. A crash or a hang is an outcome, never an exception. ``worker``
     is the module whose ``init`` and ``handle`` serve the requests in the workers.
+    ``fork_server``: workers are forked from one that loaded the library (a crash then
+    costs a fork, not a start; see ``convcheck.sandbox``); False starts each one, loading
+    the library again.
     """
 
     def __init__(
@@ -138,6 +141,7 @@ class NativeJudge(PoolJudge):
         memory_limit_mb: int | None = 4096,
         limits: RunLimits | None = None,
         worker: str = "convcheck.native.worker",
+        fork_server: bool = True,
     ) -> None:
         if target is None:
             self.revision: str | None = revision
@@ -159,6 +163,7 @@ class NativeJudge(PoolJudge):
             env=worker_env(sanitized),
             memory_limit_mb=memory_limit_mb,
             sanitized=sanitized,
+            fork_server=fork_server,
         )
         self._pool = WorkerPool(spec, jobs=jobs, timeout=timeout)
 
