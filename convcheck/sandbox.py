@@ -315,13 +315,12 @@ class WorkerPool:
             self._servers.append(server)
             self._ever_ready = True
             return True
-        alive = not server.exited()
         output = server.stop()
-        if self._cancelled or time.monotonic() >= deadline:
+        if line is None and (self._cancelled or time.monotonic() >= deadline):
             return False
         if line:
             reason = line[1:].decode(errors="replace")
-        elif alive:
+        elif line is None:
             reason = f"not ready within {_START_TIMEOUT:g} s"
         else:
             reason = _death_reason(server.process.returncode, output)
@@ -691,13 +690,13 @@ class _ForkServer(_Child):
         except OSError:
             raise _ForkRefused(for_good=False) from None
         line = self.read_line(time.monotonic() + _FORK_TIMEOUT)
-        if line is not None and line[:1] == b"P":
+        if line and line[:1] == b"P":
             return _Adopted(int(line[1:]))
-        raise _ForkRefused(for_good=line is not None and line[:1] == b"T")
+        raise _ForkRefused(for_good=bool(line) and line[:1] == b"T")
 
     def read_line(self, until: float, wake_fd: int | None = None) -> bytes | None:
-        """The server's next line; None once it has died, at ``until`` (a
-        ``time.monotonic()`` time), or when ``wake_fd`` is readable."""
+        """The server's next line; b"" once it has died; None at ``until`` (a
+        ``time.monotonic()`` time) or when ``wake_fd`` is readable."""
         while b"\n" not in self.partial:
             poller = select.poll()
             for fd in (self.result_fd, self.exit_fd, wake_fd):
@@ -708,8 +707,10 @@ class _ForkServer(_Child):
             if self.result_fd in ready:
                 data = os.read(self.result_fd, 4096)
                 if not data:
-                    return None
+                    return b""
                 self.partial += data
+            elif self.exit_fd in ready:
+                return b""
             elif ready or time.monotonic() >= until:
                 return None
         line, _, self.partial = self.partial.partition(b"\n")
