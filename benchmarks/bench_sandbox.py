@@ -73,9 +73,7 @@ def crash_restarts() -> None:
     rows = []
     for label, fork_server in (("started", False), ("fork server", True)):
         with WorkerPool(dataclasses.replace(spec, fork_server=fork_server), jobs=2) as pool:
-            rows.append(
-                (label, requests_per_second(pool, clean), requests_per_second(pool, mixed))
-            )
+            rows.append((label, requests_per_second(pool, clean), requests_per_second(pool, mixed)))
     _print_rows("Python handler, SIGSEGV", rows)
     rows = []
     crashing, clean = _legacy_cases()
