@@ -159,8 +159,14 @@ class NativeJudge(PoolJudge):
         spec = WorkerSpec(
             handler=f"{worker}:handle",
             init=f"{worker}:init",
-            config={"library": str(self.library), "what": what, "limits": asdict(limits)},
-            env=worker_env(sanitized),
+            config={
+                "library": str(self.library),
+                "what": what,
+                "limits": asdict(limits),
+                "eager": fork_server,
+            },
+            # One BLAS thread: numpy then starts none, and the fork server may fork.
+            env={**worker_env(sanitized), "OPENBLAS_NUM_THREADS": "1"},
             memory_limit_mb=memory_limit_mb,
             sanitized=sanitized,
             fork_server=fork_server,
