@@ -83,6 +83,13 @@ _NAME = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 _MARKER = "CONVCHECK_SANDBOX_WORKER"
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
+# A stack frame a sanitizer left unnamed: "#N 0xADDRESS  (/module.so+0xOFFSET)".
+_UNNAMED_FRAME = re.compile(
+    r"^(?P<head>\s*#(?P<number>\d+) 0x[0-9a-fA-F]+)\s+"
+    r"\((?P<module>/[^()+]+)\+0x(?P<offset>[0-9a-fA-F]+)\)[ \t]*$",
+    re.M,
+)
+_FRAME_NAMES: dict[tuple[str, int], tuple[str, str] | None] = {}  # addr2line's answers
 
 
 @dataclass(frozen=True)
@@ -962,6 +969,7 @@ def _death_reason(returncode: int, output: str) -> str:
 
 def _crash(returncode: int, output: str) -> Crash:
     """The Crash for a worker that died with ``returncode`` after printing ``output``."""
+    output = _name_frames(output)
     signal_name = _signal_name(-returncode) if returncode < 0 else None
     exit_status = returncode if returncode >= 0 else None
     found = classify(output)
@@ -970,3 +978,56 @@ def _crash(returncode: int, output: str) -> Crash:
     else:
         kind, site = found
     return Crash(kind, site, signal_name, exit_status, output[-_REPORT_LIMIT:])
+
+
+def _name_frames(output: str) -> str:
+    """``output`` with the unnamed frames of the crashing module named, as the sanitizer
+    would name them ("in function file:line").
+
+    gcc's UBSan symbolizes in the worker that crashed, and a fresh worker spends a quarter
+    of a second reading debug information for it; the native judge tells it not to, and
+    the parent names the frames here instead, asking addr2line once per address.
+    """
+    frames = list(_UNNAMED_FRAME.finditer(output))
+    if not frames or shutil.which("addr2line") is None:
+        return output
+    module = frames[0]["module"]  # where the crash is: frame #0's, if it is unnamed
+    wanted = {_frame_address(f) for f in frames if f["module"] == module}
+    unknown = sorted(offset for m, offset in wanted if (m, offset) not in _FRAME_NAMES)
+    if unknown:
+        _FRAME_NAMES.update(_addr2line(module, unknown))
+
+    def named(frame: re.Match) -> str:
+        found = _FRAME_NAMES.get(_frame_address(frame))
+        return f"{frame['head']} in {found[0]} {found[1]}" if found else frame[0]
+
+    return _UNNAMED_FRAME.sub(named, output)
+
+
+def _frame_address(frame: re.Match) -> tuple[str, int]:
+    # Above frame #0 the address is a return address: the call is the byte before.
+    return frame["module"], int(frame["offset"], 16) - (frame["number"] != "0")
+
+
+def _addr2line(module: str, offsets: list[int]) -> dict[tuple[str, int], tuple[str, str] | None]:
+    """``(function, "file:line")`` of each offset in ``module`` (the innermost inlined
+    function), or None where addr2line does not know."""
+    names: dict[tuple[str, int], tuple[str, str] | None] = {(module, o): None for o in offsets}
+    try:
+        done = subprocess.run(
+            ["addr2line", "-a", "-f", "-i", "-C", "-e", module] + [hex(o) for o in offsets],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return names
+    lines = done.stdout.splitlines()
+    for at, line in enumerate(lines[:-2]):
+        if not line.startswith("0x"):
+            continue
+        function, location = lines[at + 1], lines[at + 2].partition(" (discriminator")[0]
+        if function != "??" and not location.startswith("??"):
+            names[module, int(line, 16)] = (function, location)
+    return names

@@ -165,8 +165,7 @@ class NativeJudge(PoolJudge):
                 "limits": asdict(limits),
                 "eager": fork_server,
             },
-            # One BLAS thread: numpy then starts none, and the fork server may fork.
-            env={**worker_env(sanitized), "OPENBLAS_NUM_THREADS": "1"},
+            env=_worker_env(sanitized, fork_server),
             memory_limit_mb=memory_limit_mb,
             sanitized=sanitized,
             fork_server=fork_server,
@@ -179,6 +178,17 @@ class NativeJudge(PoolJudge):
 
     def __repr__(self) -> str:
         return f"NativeJudge({self.name!r}, library={str(self.library)!r})"
+
+
+def _worker_env(sanitized: bool, fork_server: bool) -> dict[str, str]:
+    # One BLAS thread: numpy then starts none, and the fork server may fork.
+    env = {**worker_env(sanitized), "OPENBLAS_NUM_THREADS": "1"}
+    if fork_server and os.path.basename(env.get("LD_PRELOAD", "")).startswith("libasan"):
+        # gcc's UBSan has a symbolizer of its own, which a fork server cannot warm: each
+        # worker would spend a quarter of a second of its crash on reading debug
+        # information. The sandbox names the crashing module's frames instead.
+        env["UBSAN_OPTIONS"] += ":symbolize=0"
+    return env
 
 
 def _outcome(answer: dict | Crash | Hang) -> Outcome:
