@@ -76,11 +76,67 @@ class Finding:
         return f"{self.kind}: {self.explanation}"
 
 
+# A per-dtype instance of one function (``load_float32``, ``store_bfloat16``): one bug.
+_DTYPE_PART = re.compile(
+    r"_(?:u?int(?:8|16|32|64)|float(?:16|32|64)|bfloat16|half|double|bool)(?=_|\b|$)"
+)
+_QUALIFIERS = {"const", "volatile", "&", "&&", "noexcept"}
+_LOCATION = re.compile(r"\s+(\S+:\d+)$")
+# The longest crash site a signature keeps: a C++ name folded is short; a stranger is cut.
+_SITE_LIMIT = 80
+
+
+def _strip_bracketed(text: str, opening: str, closing: str) -> str:
+    """``text`` without anything between ``opening`` and its matching ``closing``."""
+    kept, depth = [], 0
+    for char in text:
+        if char == opening:
+            depth += 1
+        elif char == closing and depth:
+            depth -= 1
+        elif not depth:
+            kept.append(char)
+    return "".join(kept)
+
+
+def function_family(function: str) -> str:
+    """A function's name with its instances folded: per-dtype C twins, and C++ template
+    arguments, return type, parameter lists and qualifiers (a demangled
+    ``void ns::conv<float>(Tensor const&) const`` is ``ns::conv``)."""
+    name = function.replace("(anonymous namespace)", "{anonymous}")
+    name = _strip_bracketed(name, "<", ">")
+    name = _strip_bracketed(name, "(", ")")
+    # The name is the last word but the qualifiers: a return type comes before it.
+    words = [w for w in name.split() if w not in _QUALIFIERS]
+    name = words[-1] if words else ""
+    name = _DTYPE_PART.sub("", name)
+    return model.site_family(name)[:_SITE_LIMIT] or "?"
+
+
+def split_site(site: str | None) -> tuple[str, str]:
+    """A sanitizer site ``function file:line`` as (function, location); either may be ""."""
+    site = (site or "").strip()
+    match = _LOCATION.search(site)
+    if match:
+        return site[: match.start()], match[1]
+    if re.fullmatch(r"\S+:\d+", site):
+        return "", site
+    return site, ""
+
+
 def crash_site_family(site: str | None) -> str:
-    """A sanitizer site is ``function file:line``; the function names the bug."""
-    if not site:
-        return "?"
-    return model.site_family(site.split()[0])
+    """A sanitizer site is ``function file:line``; the function's family names the bug
+    (a site with no function keeps its file and line)."""
+    function, location = split_site(site)
+    if function:
+        return function_family(function)
+    return location or "?"
+
+
+def short_site(site: str | None) -> str:
+    """A crash site for people, short: the function's family and where it is."""
+    function, location = split_site(site)
+    return " ".join(part for part in (function and function_family(function), location) if part)
 
 
 def values_differ(dtype: str, a: tuple[float, ...], b: tuple[float, ...]) -> str | None:
@@ -132,12 +188,15 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
             site = model.site_family(foreseen.crash_site)
         else:
             site = crash_site_family(kernel.crash_site)
+        what = "hang" if kernel.verdict == HANG else f"crash {kernel.crash_kind}"
         add(
             FindingKind.CRASH,
             (kernel.crash_kind or kernel.verdict, site),
-            f"native {kernel.describe()}",
+            f"native {what} at {short_site(kernel.crash_site) or '?'}; "
+            f"the model predicts {foreseen.describe()}",
         )
 
+    parted = False
     for name, actual, with_loops in (
         ("native", j.native_check, False),
         ("native_run", j.native_run, True),
@@ -145,10 +204,14 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
         if actual is None:
             continue
         predicted = j.predicted(with_loops)
-        if not predicted.agrees(actual):
+        if predicted.agrees(actual):
+            continue
+        parted = True
+        where = parting(predicted, actual, j.revision)
+        if where is not None:
             add(
                 FindingKind.INFIDELITY,
-                (predicted.category, actual.category),
+                where,
                 f"model predicts {predicted.describe()}, {name} gives {actual.describe()}",
             )
 
@@ -163,8 +226,11 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
         summary = re.sub(r"\d+", "N", verdict.torch_bug.split(";")[0])
         summary = re.sub(r"\[[N, ]*\]", "[...]", summary)
         add(FindingKind.TORCH_BUG, (summary,), verdict.torch_bug)
+    # Where the kernel parts from the model, the kernel-torch disagreement on the same call
+    # is that bug again: torch judges the model's semantics on calls the kernel implements.
     if (
-        kernel is None
+        parted
+        or kernel is None
         or kernel.verdict not in (ACCEPT, REJECT)
         or torch_outcome.verdict not in (ACCEPT, REJECT)
     ):
@@ -197,6 +263,36 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
             if why:
                 add(FindingKind.WRONG_RESULT, ("values",), why)
     return found
+
+
+def parting(predicted: Outcome, actual: Outcome, revision: str) -> tuple[str, str] | None:
+    """Where the kernel parts from the model, as an infidelity's signature: the first point
+    of the revision's order of checks (docs/checks.md) at which their answers differ, and
+    which way. The kernel's own check id is never part of it (a target names its checks as
+    it likes); a kernel that crashed or hung has its crash finding instead (None).
+
+    - it rejects at a check before the model's stop: (that check, "kernel rejects");
+    - it passes the point where the model stops (a check id, or a UB site the kernel
+      survives), rejecting later or accepting: (the model's point, "kernel passes");
+    - it rejects with an id this revision does not have: (the model's point, "kernel
+      rejects another id");
+    - both accept: ("output_sizes", "sizes differ").
+    """
+    if actual.verdict in (CRASH, HANG):
+        return None
+    if predicted.verdict == ACCEPT and actual.verdict == ACCEPT:
+        return ("output_sizes", "sizes differ")
+    model_point = model.point(predicted, revision)
+    kernel_point = model.point(actual, revision)
+    if model_point is None:  # a target's own expectation, outside the revision's order
+        return (predicted.category, "kernel differs")
+    if kernel_point is None:
+        return (model_point[1], "kernel rejects another id")
+    if kernel_point[0] < model_point[0]:
+        return (kernel_point[1], "kernel rejects")
+    if kernel_point[0] > model_point[0]:
+        return (model_point[1], "kernel passes")
+    return (model_point[1], "kernel differs")
 
 
 def _unjudged(j: Judgement) -> list[tuple[str, Outcome]]:

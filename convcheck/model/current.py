@@ -161,6 +161,31 @@ def out_strides(call: Call, a: Arith) -> None:
     int32_out_strides(call, a)
 
 
+# The check ids each step rejects with, in the order it checks them (docs/checks.md).
+CHECKS = {
+    "dtypes": ("dtype.mismatch",),
+    "dim_orders": ("dim_order.input", "dim_order.weight", "dim_order.out"),
+    "ranks": ("rank.input", "rank.weight", "rank.out"),
+    "stride": ("stride.length", "stride.range"),
+    "padding": ("padding.length", "padding.range"),
+    "dilation": ("dilation.length", "dilation.range"),
+    "output_padding": (
+        "output_padding.length",
+        "output_padding.range",
+        "output_padding.too_large",
+    ),
+    "groups": ("groups.nonpos", "groups.gt_weight0", "groups.not_div_weight0"),
+    "bias": ("bias.rank", "bias.length", "bias.dtype"),
+    "channels": ("input.channels",),
+    "kernel": ("kernel.nonpos", "kernel.gt_padded_input"),
+    "empty_spatial": ("input.empty_spatial",),
+    "output_size_valid": ("output.invalid",),
+    "output_fits": ("output.too_large",),
+    "resize_out": ("out.resize",),
+    "out_strides": ("output.stride_too_large",),
+    "dtype_switch": ("dtype.unsupported",),
+}
+
 STEPS = (
     dtypes,
     dim_orders,
