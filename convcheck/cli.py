@@ -133,7 +133,7 @@ def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
     from convcheck.report import format_campaign
 
     corpus_dir = files.folder(Path(args.corpus), "corpus folder", probe=True)
-    known = {e.key for e in corpus.load_all(corpus_dir)}
+    known = {k for e in corpus.load_all(corpus_dir) for k in e.keys}
     with _open_judges(args) as judges, judges.stop_on_signals():
         run = campaign.Campaign(judges, corpus_dir, _meta(args), stderr, known, _budget(args))
         run.explore(args.engine, args.seed)

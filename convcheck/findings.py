@@ -59,6 +59,9 @@ class Finding:
     case: Case
     outcomes: dict[str, Outcome] = field(compare=False)
     explanation: str = field(compare=False, default="")
+    # The signatures of findings merged into this one: one bug showing in several ways on
+    # the same minimised call (``Campaign.minimize_all``).
+    also: tuple[tuple[str, ...], ...] = field(compare=False, default=())
 
     def __post_init__(self) -> None:
         # A kind given as its corpus string is that kind; an unknown one is a ValueError.
@@ -67,6 +70,11 @@ class Finding:
     @property
     def key(self) -> str:
         return " | ".join(self.signature)
+
+    @property
+    def keys(self) -> set[str]:
+        """Every signature this finding stands for: its own and the ones merged into it."""
+        return signature_keys(self.signature, self.also)
 
     @property
     def about_kernel(self) -> bool:
@@ -122,6 +130,10 @@ def split_site(site: str | None) -> tuple[str, str]:
     if re.fullmatch(r"\S+:\d+", site):
         return "", site
     return site, ""
+
+
+def signature_keys(signature: tuple[str, ...], also=()) -> set[str]:
+    return {" | ".join(s) for s in (signature, *also)}
 
 
 def crash_site_family(site: str | None) -> str:

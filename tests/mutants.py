@@ -96,20 +96,20 @@ MUTANTS = [
     Mutant(
         "stride-unbounded",
         CURRENT,
-        "call->input.rank - 2, 1, INT32_MAX,\n                          \"stride.length\"",
-        "call->input.rank - 2, 1, INT64_MAX,\n                          \"stride.length\"",
+        'call->input.rank - 2, 1, INT32_MAX,\n                          "stride.length"',
+        'call->input.rank - 2, 1, INT64_MAX,\n                          "stride.length"',
     ),
     Mutant(
         "dilation-zero-allowed",
         CURRENT,
-        "call->input.rank - 2, 1,\n                          INT32_MAX, \"dilation.length\"",
-        "call->input.rank - 2, 0,\n                          INT32_MAX, \"dilation.length\"",
+        'call->input.rank - 2, 1,\n                          INT32_MAX, "dilation.length"',
+        'call->input.rank - 2, 0,\n                          INT32_MAX, "dilation.length"',
     ),
     Mutant(
         "padding-negative-allowed",
         CURRENT,
-        "call->input.rank - 2, 0, INT32_MAX,\n                          \"padding.length\"",
-        "call->input.rank - 2, -8, INT32_MAX,\n                          \"padding.length\"",
+        'call->input.rank - 2, 0, INT32_MAX,\n                          "padding.length"',
+        'call->input.rank - 2, -8, INT32_MAX,\n                          "padding.length"',
     ),
     Mutant(
         "kernel-nonpos-zero-allowed",
