@@ -177,7 +177,9 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
     found: list[Finding] = []
 
     def add(kind: FindingKind, signature: tuple[str, ...], explanation: str) -> None:
-        found.append(Finding(kind, (kind.value, *signature), case, out, explanation))
+        signature = (kind.value, *signature)
+        if all(f.signature != signature for f in found):
+            found.append(Finding(kind, signature, case, out, explanation))
 
     for mf in j.model_findings:
         add(FindingKind(mf.kind), (model.site_family(mf.site),), mf.detail)
@@ -192,23 +194,35 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
         return found  # nothing the kernel said can be compared
 
     kernel = j.kernel
+    parted = False
     if kernel is not None and kernel.verdict in (CRASH, HANG):
+        foreseen = j.predicted(with_loops=j.native_run is not None)
+        what = "hang" if kernel.verdict == HANG else f"crash {kernel.crash_kind}"
+        what = f"native {what} at {short_site(kernel.crash_site) or '?'}"
         # Where the model foresaw this crash, its step names the bug better than the C
         # function that happened to fault (a bias over-read faults in a per-dtype loader).
-        foreseen = j.predicted(with_loops=j.native_run is not None)
         if foreseen.verdict == CRASH and foreseen.crash_kind == kernel.crash_kind:
-            site = model.site_family(foreseen.crash_site)
+            add(
+                FindingKind.CRASH,
+                (kernel.crash_kind, model.site_family(foreseen.crash_site)),
+                f"{what}, as the model predicts",
+            )
+        elif _passed_rejection(j, kernel, foreseen):
+            # The kernel went past a check it should have applied: that check is the bug,
+            # the crash what came of it (one finding, however it crashed afterwards).
+            parted = True
+            add(
+                FindingKind.INFIDELITY,
+                (foreseen.check, "kernel passes"),
+                f"model predicts {foreseen.describe()}; the kernel passes it: {what}",
+            )
         else:
-            site = crash_site_family(kernel.crash_site)
-        what = "hang" if kernel.verdict == HANG else f"crash {kernel.crash_kind}"
-        add(
-            FindingKind.CRASH,
-            (kernel.crash_kind or kernel.verdict, site),
-            f"native {what} at {short_site(kernel.crash_site) or '?'}; "
-            f"the model predicts {foreseen.describe()}",
-        )
+            add(
+                FindingKind.CRASH,
+                (kernel.crash_kind or kernel.verdict, crash_site_family(kernel.crash_site)),
+                f"{what}; the model predicts {foreseen.describe()}",
+            )
 
-    parted = False
     for name, actual, with_loops in (
         ("native", j.native_check, False),
         ("native_run", j.native_run, True),
@@ -305,6 +319,21 @@ def parting(predicted: Outcome, actual: Outcome, revision: str) -> tuple[str, st
     if kernel_point[0] > model_point[0]:
         return (model_point[1], "kernel passes")
     return (model_point[1], "kernel differs")
+
+
+def _passed_rejection(j: Judgement, kernel: Outcome, predicted: Outcome) -> bool:
+    """Did the crashed kernel pass the check at which the model rejects the call? Surely
+    on the run entry (its checks accepted the call: the loops crashed), and on the check
+    entry when the C function that crashed is a step after that check (our kernel names
+    its steps ``step_<name>``; a target's own functions place nothing)."""
+    if predicted.verdict != REJECT:
+        return False
+    if kernel is j.native_run:
+        return True
+    step = re.sub(r"^(?:cc_)?step_", "", split_site(kernel.crash_site)[0])
+    crashed = model.point(Outcome.crashed(kernel.crash_kind or "", step), j.revision)
+    rejected = model.point(predicted, j.revision)
+    return None not in (crashed, rejected) and crashed[0] > rejected[0]
 
 
 def _unjudged(j: Judgement) -> list[tuple[str, Outcome]]:

@@ -124,10 +124,10 @@ MUTANTS = [
         "if (in + 2 * p < d * (k - 1)) {",
     ),
     Mutant(
-        "empty-spatial-batch-only",
+        "empty-spatial-channels-only",
         CURRENT,
         "if (in->sizes[0] == 0 || in->sizes[1] == 0) {",
-        "if (in->sizes[0] == 0) {",
+        "if (in->sizes[1] == 0) {",
     ),
     Mutant(
         "output-valid-zero-allowed",
@@ -155,10 +155,10 @@ MUTANTS = [
     ),
     # Arithmetic: a narrowed multiply, a dropped term.
     Mutant(
-        "channels-narrowed-multiply",
+        "regular-size-narrowed-multiply",
         CURRENT,
-        "if (in_c != call->groups * (int64_t)call->weight.sizes[1]) {",
-        "if (in_c != (int32_t)call->groups * call->weight.sizes[1]) {",
+        "(n + 2 * p - d * (k - 1) - 1) / s + 1;",
+        "(n + 2 * (int32_t)p - d * (k - 1) - 1) / s + 1;",
     ),
     Mutant(
         "transposed-size-narrowed-multiply",

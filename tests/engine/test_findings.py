@@ -81,6 +81,31 @@ ROWS = [
         [("crash", "signed-integer-overflow", "et::native::{anonymous}::conv2d")],
     ),
     (
+        "the loops crash on a call the model rejects: the check the kernel passed is the bug",
+        judgement(
+            predicted=Outcome.reject("rank.weight"),
+            native=ACCEPT,
+            native_run=Outcome.crashed("SEGV", "load_float32 conv_loops.c:160"),
+        ),
+        [("infidelity", "rank.weight", "kernel passes")],
+    ),
+    (
+        "the checks crash in a step after the model's rejection: the same",
+        judgement(
+            predicted=Outcome.reject("stride.range"),
+            native=Outcome.crashed("signed-integer-overflow", "step_output_sizes checks.c:180"),
+        ),
+        [("infidelity", "stride.range", "kernel passes")],
+    ),
+    (
+        "the checks crash before the model's rejection: a crash of its own",
+        judgement(
+            predicted=Outcome.reject("out.resize"),
+            native=Outcome.crashed("signed-integer-overflow", "step_output_sizes checks.c:180"),
+        ),
+        [("crash", "signed-integer-overflow", "step_output_sizes")],
+    ),
+    (
         "a hang",
         judgement(native=Outcome.hung()),
         [("crash", "hang", "?")],
