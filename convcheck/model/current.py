@@ -11,6 +11,7 @@ sizes that do not fit the 32-bit size type rejected; input and out dim orders ma
 from __future__ import annotations
 
 from convcheck.fixedint import INT32_MAX, Arith
+from convcheck.model import legacy
 from convcheck.model._kernel import (
     Call,
     Reject,
@@ -161,29 +162,22 @@ def out_strides(call: Call, a: Arith) -> None:
     int32_out_strides(call, a)
 
 
-# The check ids each step rejects with, in the order it checks them (docs/checks.md).
+# The check ids each step rejects with, in the order it checks them (docs/checks.md);
+# the steps legacy shares check what legacy's do.
+_AS_LEGACY = legacy.CHECKS
 CHECKS = {
-    "dtypes": ("dtype.mismatch",),
-    "dim_orders": ("dim_order.input", "dim_order.weight", "dim_order.out"),
-    "ranks": ("rank.input", "rank.weight", "rank.out"),
-    "stride": ("stride.length", "stride.range"),
-    "padding": ("padding.length", "padding.range"),
-    "dilation": ("dilation.length", "dilation.range"),
-    "output_padding": (
-        "output_padding.length",
-        "output_padding.range",
-        "output_padding.too_large",
-    ),
+    **{step: _AS_LEGACY[step] for step in ("dtypes", "dim_orders", "ranks")},
+    **{step: _AS_LEGACY[step] for step in ("stride", "padding", "dilation", "output_padding")},
     "groups": ("groups.nonpos", "groups.gt_weight0", "groups.not_div_weight0"),
     "bias": ("bias.rank", "bias.length", "bias.dtype"),
-    "channels": ("input.channels",),
+    "channels": _AS_LEGACY["channels"],
     "kernel": ("kernel.nonpos", "kernel.gt_padded_input"),
     "empty_spatial": ("input.empty_spatial",),
-    "output_size_valid": ("output.invalid",),
+    "output_size_valid": _AS_LEGACY["output_size_valid"],
     "output_fits": ("output.too_large",),
-    "resize_out": ("out.resize",),
+    "resize_out": _AS_LEGACY["resize_out"],
     "out_strides": ("output.stride_too_large",),
-    "dtype_switch": ("dtype.unsupported",),
+    "dtype_switch": _AS_LEGACY["dtype_switch"],
 }
 
 STEPS = (
