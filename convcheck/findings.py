@@ -323,12 +323,13 @@ def parting(predicted: Outcome, actual: Outcome, revision: str) -> tuple[str, st
 
 def _passed_rejection(j: Judgement, kernel: Outcome, predicted: Outcome) -> bool:
     """Did the crashed kernel pass the check at which the model rejects the call? Surely
-    on the run entry (its checks accepted the call: the loops crashed), and on the check
-    entry when the C function that crashed is a step after that check (our kernel names
-    its steps ``step_<name>``; a target's own functions place nothing)."""
+    on the run entry after the check entry accepted the call (the loops crashed), and on
+    the check entry when the C function that crashed is a step after that check (our
+    kernel names its steps ``step_<name>``; a target's own functions place nothing)."""
     if predicted.verdict != REJECT:
         return False
-    if kernel is j.native_run:
+    checked = j.native_check
+    if kernel is j.native_run and checked is not None and checked.verdict == ACCEPT:
         return True
     step = re.sub(r"^(?:cc_)?step_", "", split_site(kernel.crash_site)[0])
     crashed = model.point(Outcome.crashed(kernel.crash_kind or "", step), j.revision)
