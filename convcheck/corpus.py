@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from convcheck import files, model
+from convcheck import files
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError, InvalidCase, value_repr
 from convcheck.findings import (
@@ -27,6 +27,7 @@ from convcheck.findings import (
     crash_site_family,
     function_family,
     parting,
+    point,
     signature_keys,
 )
 from convcheck.model import REVISIONS
@@ -182,7 +183,7 @@ def _migrated(kind: str, signature: tuple[str, ...], obj: dict, where: str):
             return _migrated_crash(signature, obj, where, None)
     if kind == "crash" and len(signature) == 3:
         old_site = Outcome.crashed(signature[1], signature[2])
-        if model.point(old_site, revision) is None and signature[1] != "hang":
+        if point(old_site, revision) is None and signature[1] != "hang":
             folded = (kind, signature[1], function_family(signature[2]))
             return _migrated_crash(signature, obj, where, folded)
     return kind, signature

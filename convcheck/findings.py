@@ -7,6 +7,7 @@ deduplication and minimisation preserve, and what names its corpus file.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -291,6 +292,39 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
     return found
 
 
+@functools.cache
+def _positions(revision: str) -> dict[str, tuple[int, int]]:
+    """Where each check id and each step sits in the revision's order: (step, check)."""
+    module = model.revision_module(revision)
+    found: dict[str, tuple[int, int]] = {}
+    for i, step in enumerate(module.STEPS):
+        found[step.__name__] = (i, 0)
+        for j, check in enumerate(module.CHECKS.get(step.__name__, ()), start=1):
+            found[check] = (i, j)
+    found["accept"] = (len(module.STEPS), 0)
+    return found
+
+
+def point(outcome: Outcome, revision: str) -> tuple[tuple[int, int], str] | None:
+    """Where in the revision's order of checks an answer stops, and its name there: a
+    rejection at its check id, undefined behaviour at the start of its site's step (named
+    by the site's family), an acceptance after every step. None for a check id or a site
+    the revision does not have (another revision's, a foreign target's own name)."""
+    positions = _positions(model.check_revision(revision))
+    if outcome.verdict == "reject":
+        name = outcome.check or ""
+        key = name
+    elif outcome.verdict == "crash":
+        name = model.site_family(outcome.crash_site or "")
+        key = name.split(".")[0]
+    elif outcome.verdict == "accept":
+        name = key = "accept"
+    else:
+        return None
+    position = positions.get(key)
+    return None if position is None else (position, name)
+
+
 def parting(predicted: Outcome, actual: Outcome, revision: str) -> tuple[str, str] | None:
     """Where the kernel parts from the model, as an infidelity's signature: the first point
     of the revision's order of checks (docs/checks.md) at which their answers differ, and
@@ -308,8 +342,8 @@ def parting(predicted: Outcome, actual: Outcome, revision: str) -> tuple[str, st
         return None
     if predicted.verdict == ACCEPT and actual.verdict == ACCEPT:
         return ("output_sizes", "sizes differ")
-    model_point = model.point(predicted, revision)
-    kernel_point = model.point(actual, revision)
+    model_point = point(predicted, revision)
+    kernel_point = point(actual, revision)
     if model_point is None:  # a target's own expectation, outside the revision's order
         return (predicted.category, "kernel differs")
     if kernel_point is None:
@@ -332,8 +366,8 @@ def _passed_rejection(j: Judgement, kernel: Outcome, predicted: Outcome) -> bool
     if kernel is j.native_run and checked is not None and checked.verdict == ACCEPT:
         return True
     step = re.sub(r"^(?:cc_)?step_", "", split_site(kernel.crash_site)[0])
-    crashed = model.point(Outcome.crashed(kernel.crash_kind or "", step), j.revision)
-    rejected = model.point(predicted, j.revision)
+    crashed = point(Outcome.crashed(kernel.crash_kind or "", step), j.revision)
+    rejected = point(predicted, j.revision)
     return None not in (crashed, rejected) and crashed[0] > rejected[0]
 
 

@@ -9,7 +9,6 @@ rejects it.
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 
@@ -44,7 +43,6 @@ __all__ = [
     "StepTrace",
     "classify",
     "overflow_site",
-    "point",
     "predict",
     "run",
 ]
@@ -80,39 +78,6 @@ def predict(model_run: ModelRun, with_loops: bool) -> Outcome:
 def site_family(site: str) -> str:
     """The same bug in another spatial dim is the same bug: ``dim1`` -> ``dim*``."""
     return re.sub(r"dim\d+", "dim*", site)
-
-
-@functools.cache
-def _positions(revision: str) -> dict[str, tuple[int, int]]:
-    """Where each check id and each step sits in the revision's order: (step, check)."""
-    module = revision_module(revision)
-    found: dict[str, tuple[int, int]] = {}
-    for i, step in enumerate(module.STEPS):
-        found[step.__name__] = (i, 0)
-        for j, check in enumerate(module.CHECKS.get(step.__name__, ()), start=1):
-            found[check] = (i, j)
-    found["accept"] = (len(module.STEPS), 0)
-    return found
-
-
-def point(outcome: Outcome, revision: str) -> tuple[tuple[int, int], str] | None:
-    """Where in the revision's order of checks an answer stops, and its name there: a
-    rejection at its check id, undefined behaviour at the start of its site's step (named
-    by the site's family), an acceptance after every step. None for a check id or a site
-    the revision does not have (another revision's, a foreign target's own name)."""
-    positions = _positions(check_revision(revision))
-    if outcome.verdict == "reject":
-        name = outcome.check or ""
-        key = name
-    elif outcome.verdict == "crash":
-        name = site_family(outcome.crash_site or "")
-        key = name.split(".")[0]
-    elif outcome.verdict == "accept":
-        name = key = "accept"
-    else:
-        return None
-    position = positions.get(key)
-    return None if position is None else (position, name)
 
 
 @dataclass(frozen=True)
