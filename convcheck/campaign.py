@@ -7,6 +7,8 @@ deduplication by signature, the corpus written at once, minimisation, progress.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -220,6 +222,33 @@ class Campaign:
             self.minimize_seconds[key] = time.monotonic() - began
             self.minimized.add(key)
             self._show_progress(note=f"minimised {finding.kind}")
+        self._merge_equal_cases()
+
+    def _merge_equal_cases(self) -> None:
+        """New findings about the kernel whose minimised cases are one call are one bug
+        showing in several ways: the first by kind (a crash before an infidelity) keeps
+        the others' signatures in ``also``, and their corpus files go."""
+        order = list(FindingKind)
+        by_case: dict[str, list[str]] = {}
+        for key in sorted(self.minimized):
+            finding = self.found.get(key)
+            if finding is None or key in self.known or not finding.about_kernel:
+                continue
+            by_case.setdefault(json.dumps(finding.case.to_json(), sort_keys=True), []).append(key)
+        for keys in by_case.values():
+            if len(keys) < 2:
+                continue
+            keys.sort(key=lambda k: order.index(self.found[k].kind))
+            kept, *merged = keys
+            also = tuple(self.found[k].signature for k in merged)
+            finding = self.found[kept]
+            finding = dataclasses.replace(finding, also=finding.also + also)
+            self.found[kept] = finding
+            for key in merged:
+                del self.found[key]
+                if self.corpus_dir is not None:
+                    corpus.remove(self.corpus_dir, also[merged.index(key)])
+            self._write(finding)
 
     def new_findings(self, about_kernel: bool = False) -> list[Finding]:
         """New this campaign; ``about_kernel`` leaves torch's own bugs out."""

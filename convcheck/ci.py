@@ -67,7 +67,7 @@ def run_ci(
         Replayed(entry, found)
         for entry, found in zip(entries, judges.evaluate([e.case for e in entries]), strict=True)
     ]
-    known = {e.key for e in entries}
+    known = {k for e in entries for k in e.keys}
     new_dir = results_dir / "corpus"
     meta = {"found_by": "convcheck ci"}
     results = []
@@ -85,7 +85,7 @@ def run_ci(
             run.explore(name, seed)
             run.minimize_all(only=lambda f: f.about_kernel, seconds=minimize_seconds)
         new = run.new_findings()
-        known |= {f.key for f in new}
+        known |= {k for f in new for k in f.keys}
         results.append(CampaignResult(name, run.stats.elapsed, run.stats.cases, new, run=run))
     outcome = CiResult(replayed, results, judges.stopped)
     write_results(results_dir, outcome)

@@ -151,7 +151,7 @@ def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
 
     corpus_dir = files.folder(Path(args.corpus), "corpus folder", probe=True)
     torch_dir = _torch_folder(args, corpus_dir)
-    known = {e.key for e in corpus.load_all(corpus_dir, torch_dir)}
+    known = {k for e in corpus.load_all(corpus_dir, torch_dir) for k in e.keys}
     _check_report(args)
     budget = _budget(args)
     with (

@@ -11,6 +11,7 @@ sizes that do not fit the 32-bit size type rejected; input and out dim orders ma
 from __future__ import annotations
 
 from convcheck.fixedint import INT32_MAX, Arith
+from convcheck.model import legacy
 from convcheck.model._kernel import (
     Call,
     Reject,
@@ -160,6 +161,24 @@ def out_strides(call: Call, a: Arith) -> None:
             raise Reject("output.stride_too_large")
     int32_out_strides(call, a)
 
+
+# The check ids each step rejects with, in the order it checks them (docs/checks.md);
+# the steps legacy shares check what legacy's do.
+_AS_LEGACY = legacy.CHECKS
+CHECKS = {
+    **{step: _AS_LEGACY[step] for step in ("dtypes", "dim_orders", "ranks")},
+    **{step: _AS_LEGACY[step] for step in ("stride", "padding", "dilation", "output_padding")},
+    "groups": ("groups.nonpos", "groups.gt_weight0", "groups.not_div_weight0"),
+    "bias": ("bias.rank", "bias.length", "bias.dtype"),
+    "channels": _AS_LEGACY["channels"],
+    "kernel": ("kernel.nonpos", "kernel.gt_padded_input"),
+    "empty_spatial": ("input.empty_spatial",),
+    "output_size_valid": _AS_LEGACY["output_size_valid"],
+    "output_fits": ("output.too_large",),
+    "resize_out": _AS_LEGACY["resize_out"],
+    "out_strides": ("output.stride_too_large",),
+    "dtype_switch": _AS_LEGACY["dtype_switch"],
+}
 
 STEPS = (
     dtypes,

@@ -194,6 +194,28 @@ def bias_load_fn(call: Call, a: Arith) -> None:
         a.call_null("bias_load_fn.call")
 
 
+# The check ids each step rejects with, in the order it checks them (docs/checks.md).
+CHECKS = {
+    "dtypes": ("dtype.mismatch",),
+    "dim_orders": ("dim_order.input", "dim_order.weight", "dim_order.out"),
+    "ranks": ("rank.input", "rank.weight", "rank.out"),
+    "bias_shape": ("bias.rank", "bias.length"),
+    "stride": ("stride.length", "stride.range"),
+    "padding": ("padding.length", "padding.range"),
+    "dilation": ("dilation.length", "dilation.range"),
+    "output_padding": (
+        "output_padding.length",
+        "output_padding.range",
+        "output_padding.too_large",
+    ),
+    "groups": ("groups.gt_weight0", "groups.not_div_weight0"),
+    "channels": ("input.channels",),
+    "same_dim_order": ("dim_order.in_out",),
+    "output_size_valid": ("output.invalid",),
+    "resize_out": ("out.resize",),
+    "dtype_switch": ("dtype.unsupported",),
+}
+
 STEPS = (
     dtypes,
     dim_orders,

@@ -298,3 +298,28 @@ def test_empty_out_returns_before_the_loops():
     run = model.run(conv(input=t(0, 2, 5), bias=t(2)), "legacy")
     assert run.outcome.out_sizes == (0, 4, 3)
     assert run.ub == ()
+
+
+def documented_checks(revision):
+    """docs/checks.md's table of a revision: each step with its check ids, in order."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "docs" / "checks.md").read_text()
+    section = text.split(f"## {revision} ")[1].split("\n## ")[0]
+    steps, step = {}, None
+    for row in re.finditer(r"^\| *\d* *\| *(?:`(\w+)`)?[^|]*\|([^|]*)\|", section, re.M):
+        step = row[1] or step
+        # `.length` in a row stands for `<step>.length`.
+        ids = [f"{step}{i}" if i.startswith(".") else i for i in re.findall(r"`([\w.]+)`", row[2])]
+        steps.setdefault(step, [])
+        steps[step] += [i for i in ids if "." in i]
+    return {name: tuple(ids) for name, ids in steps.items() if ids}
+
+
+@pytest.mark.parametrize("revision", sorted(model.REVISIONS))
+def test_the_order_of_checks_is_the_documented_one(revision):
+    """Signatures place a rejection in this order (findings.parting): it is docs/checks.md's."""
+    module = model.revision_module(revision)
+    assert module.CHECKS == documented_checks(revision)
+    assert list(module.CHECKS) == [s.__name__ for s in module.STEPS if s.__name__ in module.CHECKS]

@@ -35,7 +35,9 @@ def legacy():
 
 def smallest(run, bug):
     """The smallest minimised witness of the bug class, or None."""
-    found = [f.case for f in run.found.values() if f.signature in LEGACY_BUG_CLASSES[bug]]
+    # A finding merged into another one (minimised to the same call) is still found.
+    shows = [(f, s) for f in run.found.values() for s in (f.signature, *f.also)]
+    found = [f.case for f, s in shows if s in LEGACY_BUG_CLASSES[bug]]
     return min(found, key=lambda c: c.input.numel + c.weight.numel, default=None)
 
 
