@@ -174,6 +174,21 @@ ROWS = {
         conv_t(bias=t(1), weight=t(4, 4, 3), groups=INT64_MAX),
         ("reject", "groups.gt_weight0"),
     ),
+    # The loops' set-up computes in's strides in int32: 2097152 * 1024 wraps silently (no
+    # UBSan), and the empty input is never indexed.
+    "input_strides_past_int32": (
+        conv_t(
+            input=t(1, 1024, 0, 2097152),
+            weight=t(1024, 1, 3, 1),
+            bias=None,
+            out=t(1, 1, 1, 1),
+            stride=(1, 1),
+            padding=(0, 1048575),
+            dilation=(1, 1),
+            output_padding=(0, 0),
+        ),
+        ("accept", (1, 1, 2, 2)),
+    ),
     # Too large to run whole: probed for its checks and out sizes.
     "out_numel_overflow": (
         conv(
