@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from itertools import islice
+
+from convcheck.case import Case
 from convcheck.generate import RandomSource, build_case, empty_input_with_strides_past_int32
 
 BATCH = 256
@@ -9,12 +13,16 @@ BATCH = 256
 RARE = 1 / 256
 
 
-def explore(campaign, seed: int) -> None:
+def cases(seed: int) -> Iterator[Case]:
     src = RandomSource(seed)
     # A stream of its own: every case of the main stream stays the same (some are replaced).
     rare = RandomSource(-1 - seed)
+    while True:
+        case = build_case(src)
+        yield empty_input_with_strides_past_int32(rare) if rare.chance(RARE) else case
+
+
+def explore(campaign, seed: int) -> None:
+    stream = cases(seed)
     while not campaign.exhausted:
-        cases = [build_case(src) for _ in range(campaign.room(BATCH))]
-        campaign.submit(
-            [empty_input_with_strides_past_int32(rare) if rare.chance(RARE) else c for c in cases]
-        )
+        campaign.submit(list(islice(stream, campaign.room(BATCH))))

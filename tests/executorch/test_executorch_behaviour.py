@@ -7,7 +7,7 @@ same thing, so a row that changes shows which side moved.
 
 import numpy as np
 import pytest
-from builders import conv, conv_t, t
+from builders import conv, conv_t, input_strides_past_int32, t
 
 from convcheck.fixedint import INT64_MAX
 from convcheck.values import logical_values
@@ -177,16 +177,7 @@ ROWS = {
     # The loops' set-up computes in's strides in int32: 2097152 * 1024 wraps silently (no
     # UBSan), and the empty input is never indexed.
     "input_strides_past_int32": (
-        conv_t(
-            input=t(1, 1024, 0, 2097152),
-            weight=t(1024, 1, 3, 1),
-            bias=None,
-            out=t(1, 1, 1, 1),
-            stride=(1, 1),
-            padding=(0, 1048575),
-            dilation=(1, 1),
-            output_padding=(0, 0),
-        ),
+        input_strides_past_int32(),
         ("accept", (1, 1, 2, 2)),
     ),
     # Too large to run whole: probed for its checks and out sizes.

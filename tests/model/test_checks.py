@@ -5,19 +5,13 @@ never by running the model.
 """
 
 import pytest
-from builders import conv, conv_t, t
+from builders import STRIDES_PAST_INT32, conv, conv_t, input_strides_past_int32, t
 
 from convcheck import model
 from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN
 
 A, R = "accept", "reject"
 CL4 = (0, 2, 3, 1)
-
-# A transposed 1-D weight in dim order (2, 0, 1): its own strides are 1, 1 and 65536, but
-# run as 2-D, the inserted size-1 dim lands outermost and gets 65536 * 32768.
-UNSQUEEZED_PAST_INT32 = conv_t(
-    input=t(1, 65536, 1), weight=t(65536, 1, 32768, order=(2, 0, 1)), bias=None, out=t(1, 1, 1)
-)
 
 # name, case, legacy (verdict, check-or-sizes), current (verdict, check-or-sizes)
 TABLE = [
@@ -218,25 +212,19 @@ TABLE = [
     # (the overflow is in the loops), current refuses before them.
     (
         "input strides past int32",
-        conv_t(input=t(1, 1024, 2097152), weight=t(1024, 1, 3), bias=None, out=t(1, 1, 2)),
+        STRIDES_PAST_INT32["input"][0],
         (A, [1, 1, 2097154]),
         (R, "input.stride_too_large"),
     ),
     (
         "weight strides past int32",
-        conv(
-            input=t(1, 1, 65536, 1),
-            weight=t(1, 1, 65536, 32768),
-            bias=None,
-            out=t(1, 1, 1, 1),
-            padding=(0, 16384),
-        ),
+        STRIDES_PAST_INT32["weight"][0],
         (A, [1, 1, 1, 2]),
         (R, "weight.stride_too_large"),
     ),
     (
         "1-D weight whose unsqueezed strides pass int32",
-        UNSQUEEZED_PAST_INT32,
+        STRIDES_PAST_INT32["unsqueezed_weight"][0],
         (A, [1, 1, 32768]),
         (R, "weight.stride_too_large"),
     ),
@@ -333,18 +321,7 @@ def test_empty_out_returns_before_the_loops():
 
 
 def test_legacy_loops_compute_input_strides_in_int32():
-    # in (1, 1024, 0, 2097152): dim 1's stride is 2097152 (the 0 counts as 1), dim 0's
-    # 2097152 * 1024 = 2^31. Out (1, 1, 2, 2) is not empty, so the loops run.
-    case = conv_t(
-        input=t(1, 1024, 0, 2097152),
-        weight=t(1024, 1, 3, 1),
-        bias=None,
-        out=t(1, 1, 1, 1),
-        padding=(0, 1048575),
-        stride=(1, 1),
-        dilation=(1, 1),
-        output_padding=(0, 0),
-    )
+    case = input_strides_past_int32()
     run = model.run(case, "legacy")
     assert ub(case) == [("signed-integer-overflow", "wrapper_strides.input.dim1")]
     assert model.predict(run, with_loops=False) == run.outcome
@@ -353,4 +330,5 @@ def test_legacy_loops_compute_input_strides_in_int32():
 
 
 def test_legacy_unsqueezed_weight_overflows_where_its_own_strides_fit():
-    assert ub(UNSQUEEZED_PAST_INT32) == [("signed-integer-overflow", "wrapper_strides.weight.dim3")]
+    case = STRIDES_PAST_INT32["unsqueezed_weight"][0]
+    assert ub(case) == [("signed-integer-overflow", "wrapper_strides.weight.dim3")]

@@ -2,7 +2,7 @@
 the current kernel rejects the same calls cleanly with the right check ids."""
 
 import pytest
-from builders import conv, conv_t, t
+from builders import STRIDES_PAST_INT32, conv, conv_t, input_strides_past_int32, t
 
 from convcheck.fixedint import INT64_MAX, INT64_MIN
 
@@ -39,16 +39,7 @@ BUGS = {
     # The loops' set-up computes the input's strides in int32; current refuses an empty
     # spatial dim beside a non-empty batch and channel dim before that.
     "input_strides_past_int32": (
-        conv_t(
-            input=t(1, 1024, 0, 2097152),
-            weight=t(1024, 1, 3, 1),
-            bias=None,
-            out=t(1, 1, 1, 1),
-            padding=(0, 1048575),
-            stride=(1, 1),
-            dilation=(1, 1),
-            output_padding=(0, 0),
-        ),
+        input_strides_past_int32(),
         "run",
         "signed-integer-overflow",
         "int32_strides conv_loops.c:",
@@ -135,35 +126,7 @@ def test_current_handles_every_legacy_overflow_cleanly(current, entry):
     assert [o.verdict for o in outcomes] == ["reject"] * len(cases), outcomes
 
 
-# Strides the loops' set-up would compute past int32, on cases too large to run: current
-# refuses them on both entries, legacy's check entry accepts (the loops never run).
-STRIDES_PAST_INT32 = {
-    "input": (
-        conv_t(input=t(1, 1024, 2097152), weight=t(1024, 1, 3), bias=None, out=t(1, 1, 2)),
-        "input.stride_too_large",
-    ),
-    "weight": (
-        conv(
-            input=t(1, 1, 65536, 1),
-            weight=t(1, 1, 65536, 32768),
-            bias=None,
-            out=t(1, 1, 1, 1),
-            padding=(0, 16384),
-        ),
-        "weight.stride_too_large",
-    ),
-    "unsqueezed_weight": (
-        conv_t(
-            input=t(1, 65536, 1),
-            weight=t(65536, 1, 32768, order=(2, 0, 1)),
-            bias=None,
-            out=t(1, 1, 1),
-        ),
-        "weight.stride_too_large",
-    ),
-}
-
-
+# Too large to run: legacy's check entry accepts them (the loops never run).
 @pytest.mark.parametrize("name", STRIDES_PAST_INT32)
 def test_current_refuses_loop_strides_past_int32(current, legacy, name):
     case, check = STRIDES_PAST_INT32[name]
