@@ -56,16 +56,16 @@ def groups_overflow_by_hand():
 
 
 def input_strides_past_int32():
-    """The loops' set-up overflows on input's int32 strides: in (1, 1024, 0, 2097152), the 0
-    counting as 1, has a dim-0 stride of 2097152 * 1024, and out (1, 1, 2, 2) is not empty
+    """The loops' set-up overflows on input's int32 strides: in (1, 2, 0, 1073741824), the 0
+    counting as 1, has a dim-0 stride of 1073741824 * 2, and out (1, 1, 1, 2) is not empty
     (convcheck/examples/input_strides_past_int32.json)."""
     return conv_t(
-        input=t(1, 1024, 0, 2097152),
-        weight=t(1024, 1, 3, 1),
+        input=t(1, 2, 0, 1073741824),
+        weight=t(2, 1, 2, 1),
         bias=None,
         out=t(1, 1, 1, 1),
         stride=(1, 1),
-        padding=(0, 1048575),
+        padding=(0, 536870911),
         dilation=(1, 1),
         output_padding=(0, 0),
     )
