@@ -25,6 +25,7 @@ from convcheck.model._kernel import (
     output_size_valid,
     resize_out,
     val_at,
+    wrapper_strides,
 )
 
 # -- check_convolution_args -----------------------------------------------------------
@@ -234,7 +235,8 @@ STEPS = (
     out_strides,
     empty_out,
     dtype_switch,
+    wrapper_strides,
     bias_load_fn,
     bias_reads,
 )
-LOOP_STEPS = frozenset({"bias_load_fn", "bias_reads"})
+LOOP_STEPS = frozenset({"wrapper_strides", "bias_load_fn", "bias_reads"})
