@@ -70,6 +70,8 @@ def python_env() -> dict[str, str]:
     if getattr(sys, "frozen", False):
         return {FROZEN_PYTHON: "1", "PYTHONUNBUFFERED": "1"}
     return {}
+
+
 _REPORT_LIMIT = 8192  # characters of a crash's output kept in Crash.report
 _PARSE_LIMIT = 65536  # bytes of a crash's output searched for a sanitizer report
 _START_TIMEOUT = 120.0  # seconds; importing torch under ASan takes a while
