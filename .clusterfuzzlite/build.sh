@@ -4,8 +4,9 @@
 # Verified by tests/fuzz/test_clusterfuzzlite.py with a stand-in for compile_python_fuzzer;
 # docs/clusterfuzzlite.md says what only the real service can show.
 #
-# No torch: no harness imports it, and an unpinned index would pull a CUDA build.
-python3 -m pip install '.[fuzz]'
+# Only convcheck: the image brings atheris and PyInstaller, built for it, and no harness
+# imports torch (an unpinned install would pull a CUDA build).
+python3 -m pip install .
 
 # What every bundle needs beyond the harness's imports: the kernel's C sources (the
 # current harness builds its kernel on first use), the worker started in a sandbox
