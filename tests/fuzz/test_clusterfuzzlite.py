@@ -85,7 +85,7 @@ def built(tmp_path_factory):
         timeout=BUILD_TIMEOUT,
         check=False,
     )
-    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     return out
 
 
@@ -120,13 +120,14 @@ def test_a_fuzzer_runs_its_seed_corpus_and_fixed_runs_clean(built, name, tmp_pat
         [out / name, f"-dict={out / name}.dict", "-runs=300", seeds(out, name, tmp_path / "seeds")],
         cwd=tmp_path,
         env=fuzzer_env(),
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # atheris prints the exception to stdout, libFuzzer to stderr
         text=True,
         timeout=RUN_TIMEOUT,
         check=False,
     )
-    assert done.returncode == 0, done.stderr[-4000:]
-    assert "Done 300 runs" in done.stderr
+    assert done.returncode == 0, done.stdout[-4000:]
+    assert "Done 300 runs" in done.stdout
 
 
 def test_the_legacy_fuzzer_crashes_as_clusterfuzz_expects_and_reproduces(built, tmp_path):
@@ -137,7 +138,8 @@ def test_the_legacy_fuzzer_crashes_as_clusterfuzz_expects_and_reproduces(built, 
         [*command, "-runs=100000", seeds(out, name, tmp_path / "seeds")],
         cwd=tmp_path,
         env=fuzzer_env(),
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # atheris prints the exception to stdout, libFuzzer to stderr
         text=True,
         timeout=RUN_TIMEOUT,
         check=False,
@@ -145,17 +147,18 @@ def test_the_legacy_fuzzer_crashes_as_clusterfuzz_expects_and_reproduces(built, 
     assert done.returncode != 0
     # What ClusterFuzz parses for a Python fuzzer: atheris' banner, the exception and its
     # traceback, the reproducer case in the message, and libFuzzer's test unit.
-    assert "=== Uncaught Python exception: ===" in done.stderr
-    assert "RuntimeError: " in done.stderr and "case:  {" in done.stderr
-    assert "Traceback (most recent call last):" in done.stderr
+    assert "=== Uncaught Python exception: ===" in done.stdout
+    assert "RuntimeError: " in done.stdout and "case:  {" in done.stdout
+    assert "Traceback (most recent call last):" in done.stdout
     (crash,) = tmp_path.glob("crash-*")
     again = subprocess.run(
         [*command, crash],
         cwd=tmp_path,
         env=fuzzer_env(),
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # atheris prints the exception to stdout, libFuzzer to stderr
         text=True,
         timeout=RUN_TIMEOUT,
         check=False,
     )
-    assert again.returncode != 0 and "=== Uncaught Python exception: ===" in again.stderr
+    assert again.returncode != 0 and "=== Uncaught Python exception: ===" in again.stdout
