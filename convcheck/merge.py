@@ -142,6 +142,8 @@ def merge(
     own, result.skipped = read_folder(out_dir, judges.revision, judges.target)
     inputs = list(own)
     for directory in sources:
+        if directory.resolve() == out_dir.resolve():
+            continue  # its entries take part already, once
         read, skipped = read_folder(directory, judges.revision, judges.target)
         inputs += read
         result.skipped += skipped

@@ -89,9 +89,20 @@ def built(tmp_path_factory):
     return out
 
 
-def fuzzer_env():
-    """A runner's environment: no PYTHONPATH, no virtualenv."""
-    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+def run_fuzzer(out, name, where, *args):
+    """A fuzzer run in a runner's environment (no PYTHONPATH, no virtualenv), its stdout
+    and stderr as one text: atheris prints the exception to stdout, libFuzzer to stderr."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return subprocess.run(
+        [out / name, f"-dict={out / name}.dict", f"-artifact_prefix={where}/", *args],
+        cwd=where,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=RUN_TIMEOUT,
+        check=False,
+    )
 
 
 def seeds(out, name, where):
@@ -116,16 +127,7 @@ def test_each_harness_is_a_fuzz_target_with_its_dictionary_and_seeds(built):
 @pytest.mark.parametrize("name", [h for h in HARNESSES if h != "legacy_overflows"])
 def test_a_fuzzer_runs_its_seed_corpus_and_fixed_runs_clean(built, name, tmp_path):
     out = built
-    done = subprocess.run(
-        [out / name, f"-dict={out / name}.dict", "-runs=300", seeds(out, name, tmp_path / "seeds")],
-        cwd=tmp_path,
-        env=fuzzer_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,  # atheris prints the exception to stdout, libFuzzer to stderr
-        text=True,
-        timeout=RUN_TIMEOUT,
-        check=False,
-    )
+    done = run_fuzzer(out, name, tmp_path, "-runs=300", seeds(out, name, tmp_path / "seeds"))
     assert done.returncode == 0, done.stdout[-4000:]
     assert "Done 300 runs" in done.stdout
 
@@ -133,17 +135,7 @@ def test_a_fuzzer_runs_its_seed_corpus_and_fixed_runs_clean(built, name, tmp_pat
 def test_the_legacy_fuzzer_crashes_as_clusterfuzz_expects_and_reproduces(built, tmp_path):
     out = built
     name = "legacy_overflows"
-    command = [out / name, f"-dict={out / name}.dict", f"-artifact_prefix={tmp_path}/"]
-    done = subprocess.run(
-        [*command, "-runs=100000", seeds(out, name, tmp_path / "seeds")],
-        cwd=tmp_path,
-        env=fuzzer_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,  # atheris prints the exception to stdout, libFuzzer to stderr
-        text=True,
-        timeout=RUN_TIMEOUT,
-        check=False,
-    )
+    done = run_fuzzer(out, name, tmp_path, "-runs=100000", seeds(out, name, tmp_path / "seeds"))
     assert done.returncode != 0
     # What ClusterFuzz parses for a Python fuzzer: atheris' banner, the exception and its
     # traceback, the reproducer case in the message, and libFuzzer's test unit.
@@ -151,14 +143,5 @@ def test_the_legacy_fuzzer_crashes_as_clusterfuzz_expects_and_reproduces(built, 
     assert "RuntimeError: " in done.stdout and "case:  {" in done.stdout
     assert "Traceback (most recent call last):" in done.stdout
     (crash,) = tmp_path.glob("crash-*")
-    again = subprocess.run(
-        [*command, crash],
-        cwd=tmp_path,
-        env=fuzzer_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,  # atheris prints the exception to stdout, libFuzzer to stderr
-        text=True,
-        timeout=RUN_TIMEOUT,
-        check=False,
-    )
+    again = run_fuzzer(out, name, tmp_path, crash)
     assert again.returncode != 0 and "=== Uncaught Python exception: ===" in again.stdout
