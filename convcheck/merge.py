@@ -84,7 +84,7 @@ def read_folder(
         if path.suffix == ".json":
             data = files.read_bytes(path, "corpus file")
             obj = files.parse_json(data, f"corpus file {shown}")
-            if isinstance(obj, dict) and "format" in obj:
+            if isinstance(obj, dict) and ("format" in obj or "case" in obj):
                 entry = corpus.parse(data, path)
                 if (entry.revision, entry.target) != (revision, target):
                     raise ConvcheckError(
