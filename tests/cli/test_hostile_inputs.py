@@ -124,11 +124,15 @@ def test_a_hostile_case_file_is_one_clear_line(tmp_path, content, message):
     assert out == ""
 
 
-@pytest.mark.parametrize(
+# Every hostile file but the 50 MB one, as the corpus and merge tests take them.
+hostile_small_files = pytest.mark.parametrize(
     "content, message",
     [c[1:] for c in HOSTILE_FILES if c[0] != "50mb-sizes"],
     ids=[c[0] for c in HOSTILE_FILES if c[0] != "50mb-sizes"],
 )
+
+
+@hostile_small_files
 def test_a_hostile_corpus_file_is_one_clear_line(tmp_path, content, message):
     """The same bytes as a whole corpus entry, and as the case inside one."""
     (tmp_path / "whole.json").write_bytes(content)
@@ -179,11 +183,7 @@ def test_a_hostile_entry_is_refused_by_merge_before_anything_is_written(tmp_path
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize(
-    "content, message",
-    [c[1:] for c in HOSTILE_FILES if c[0] != "50mb-sizes"],
-    ids=[c[0] for c in HOSTILE_FILES if c[0] != "50mb-sizes"],
-)
+@hostile_small_files
 def test_a_hostile_seed_case_is_refused_by_merge(tmp_path, content, message):
     (tmp_path / "seed.case").write_bytes(content)
     code, _, err = run("merge", tmp_path / "out", tmp_path, "--no-torch")
