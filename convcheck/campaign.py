@@ -72,10 +72,13 @@ class Campaign:
         progress: TextIO | None = None,
         known: set[str] = frozenset(),
         budget: Budget = Budget(seconds=DEFAULT_SECONDS),
+        torch_dir: Path | None = None,
     ) -> None:
         self.judges = judges
         self.budget = budget
         self.corpus_dir = corpus_dir
+        # torch's own bugs: default the corpus's torch folder (corpus.torch_folder).
+        self.torch_dir = torch_dir
         self.meta = meta or {}
         self.progress = progress
         self.known = set(known)  # signatures already in the corpus: not new
@@ -138,10 +141,21 @@ class Campaign:
     def _keep(self, finding: Finding) -> None:
         self.found[finding.key] = finding
         self.stats.first_found[finding.key] = self.stats.elapsed
-        if self.corpus_dir is not None and finding.key not in self.known:
-            corpus.write(
-                self.corpus_dir, finding, self.judges.revision, self.judges.target, self.meta
-            )
+        if finding.key not in self.known:
+            self._write(finding)
+
+    @property
+    def torch_folder(self) -> Path | None:
+        """Where torch's own bugs are written (None: nowhere)."""
+        if self.corpus_dir is None:
+            return None
+        return corpus.torch_folder(self.corpus_dir, self.torch_dir)
+
+    def _write(self, finding: Finding) -> None:
+        if self.corpus_dir is None:
+            return
+        folder = self.torch_folder if finding.kind == FindingKind.TORCH_BUG else self.corpus_dir
+        corpus.write(folder, finding, self.judges.revision, self.judges.target, self.meta)
 
     # -- after the engines ----------------------------------------------------------
     def minimize_all(
@@ -172,14 +186,8 @@ class Campaign:
             again = [f for f in self.judges.evaluate([small])[0] if f.key == key]
             if again:
                 self.found[key] = again[0]
-                if self.corpus_dir is not None and key not in self.known:
-                    corpus.write(
-                        self.corpus_dir,
-                        again[0],
-                        self.judges.revision,
-                        self.judges.target,
-                        self.meta,
-                    )
+                if key not in self.known:
+                    self._write(again[0])
             self.minimized.add(key)
             self._show_progress(force=True, note=f"minimised {finding.kind}")
 

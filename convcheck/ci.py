@@ -1,8 +1,9 @@
 """The sanitizer CI job: build, replay the corpus, a time-boxed two-engine campaign.
 
 Everything it finds is minimised, printed as a reproducer, written as a new corpus entry
-under the results folder, and reported as JUnit XML (one test case per corpus entry and
-per campaign) and SARIF. The exit code is the verdict: 0 nothing new, 1 findings.
+under the results folder (torch's own bugs apart, in its torch folder), and reported as
+JUnit XML (one test case per corpus entry and per campaign) and SARIF. The exit code is
+the verdict: 0 nothing new, 1 findings.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def run_ci(
     seed: int,
     progress: TextIO,
     minimize_seconds: float | None = None,
+    torch_dir: Path | None = None,
 ) -> CiResult:
     progress.write(
         f"replaying {len(entries)} corpus entries on {judges.target or judges.revision}\n"
@@ -76,7 +78,7 @@ def run_ci(
             results.append(CampaignResult(name, 0.0, 0, skipped=why))
             continue
         progress.write(f"campaign: {name} engine for {share.describe()}\n")
-        run = campaign.Campaign(judges, new_dir, meta, progress, known, share)
+        run = campaign.Campaign(judges, new_dir, meta, progress, known, share, torch_dir)
         run.explore(name, seed)
         run.minimize_all(only=lambda f: f.about_kernel, seconds=minimize_seconds)
         new = run.new_findings()

@@ -25,6 +25,9 @@ from convcheck.findings import Finding, FindingKind
 from convcheck.model import REVISIONS
 
 FORMAT_VERSION = 1
+# torch's own bugs live apart from the kernel's findings, in this subfolder of a corpus
+# (or a folder of the user's choosing): a kernel team replays and triages only its own.
+TORCH_FOLDER = "torch"
 # A name is shown in reports, used as a test id and as a file name: nothing else.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 
@@ -134,8 +137,19 @@ def parse(data: bytes, path: Path) -> Entry:
     )
 
 
-def load_all(directory: Path) -> list[Entry]:
-    return [load(directory / n) for n in files.json_names(directory, "corpus folder")]
+def load_all(directory: Path, torch_dir: Path | None = None) -> list[Entry]:
+    """The entries of a corpus folder, then those of its torch folder (``torch_dir``,
+    default ``directory/torch``) when that exists."""
+    entries = [load(directory / n) for n in files.json_names(directory, "corpus folder")]
+    torch_dir = torch_folder(directory, torch_dir)
+    if torch_dir.is_dir() and torch_dir.resolve() != directory.resolve():
+        entries += [load(torch_dir / n) for n in files.json_names(torch_dir, "torch folder")]
+    return entries
+
+
+def torch_folder(directory: Path, torch_dir: Path | None = None) -> Path:
+    """Where torch's own bugs go: ``torch_dir`` if given, else the corpus's torch folder."""
+    return directory / TORCH_FOLDER if torch_dir is None else torch_dir
 
 
 def _is_text(value: Any) -> bool:

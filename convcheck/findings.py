@@ -169,6 +169,10 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
         or torch_outcome.verdict not in (ACCEPT, REJECT)
     ):
         return found
+    if kernel.verdict == ACCEPT and _torch_inconsistent(verdict):
+        # torch refuses only in one backend: its other path's answer is torch's (the
+        # disagreement itself is the torch-bug above), not a check the kernel misses.
+        torch_outcome = verdict.no_onednn
     if explain_difference is not None and explain_difference(
         case, j.revision, kernel, torch_outcome, verdict
     ):
@@ -197,6 +201,20 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
             if why:
                 add(FindingKind.WRONG_RESULT, ("values",), why)
     return found
+
+
+# A backend's own refusal, not a check of the call: oneDNN's, or the Empty backend's
+# indexing of an empty weight.
+BACKEND_REFUSALS = ("torch.onednn", "torch.empty_select", "torch.empty_broadcast")
+
+
+def _torch_inconsistent(verdict) -> bool:
+    """torch refuses the call in a backend of its own (``BACKEND_REFUSALS``), and its
+    other path (oneDNN off) accepts it."""
+    other = getattr(verdict, "no_onednn", None)
+    return (
+        verdict.outcome.check in BACKEND_REFUSALS and other is not None and other.verdict == ACCEPT
+    )
 
 
 def _unjudged(j: Judgement) -> list[tuple[str, Outcome]]:

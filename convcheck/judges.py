@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from convcheck import model
 from convcheck.case import Case
+from convcheck.check_ids import CHECK_IDS, CheckMap, IdReader
 from convcheck.errors import ConvcheckError
 from convcheck.findings import Finding, findings
 from convcheck.outcome import ACCEPT, CRASH, Outcome
@@ -84,12 +85,16 @@ class Judges:
         use_native: bool = True,
         use_torch: bool = True,
         timeout: float = 10.0,
+        check_map: CheckMap | None = None,
+        compare: str = "id",
     ) -> None:
         model.revision_module(revision)  # an unknown revision fails here, before workers
         self.revision = revision
         self.target = target
         self.jobs = jobs
         self.stopped = False
+        # The target's check ids, read as ours; the ids it cannot read, counted.
+        self.ids = IdReader(check_map, compare, _known_ids(target))
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="convcheck-native")
         self.native = None
         self.torch = None
@@ -168,7 +173,7 @@ class Judges:
             chosen = [j for j in judgements if not _confirmed(thrifty, j, True)]
             ran = self.native.run([j.case for j in chosen], deadline)
             for j, outcome in zip(chosen, ran, strict=True):
-                j.native_run = outcome
+                j.native_run = self.ids.read(outcome, j.predicted(True), j.case)
                 j.complete = outcome is not None
             for j in chosen:
                 _count_confirmation(thrifty, j)
@@ -176,7 +181,7 @@ class Judges:
         checked = [j for j in judgements if not _confirmed(thrifty, j, False)]
         answers = self.native.check([j.case for j in checked], deadline)
         for j, outcome in zip(checked, answers, strict=True):
-            j.native_check = outcome
+            j.native_check = self.ids.read(outcome, j.predicted(False), j.case)
             j.complete = outcome is not None
         runnable = [
             j
@@ -192,7 +197,7 @@ class Judges:
                 j.complete = False
             # An accept without values: the worker judged the shapes too large to run.
             elif not (outcome.verdict == ACCEPT and outcome.values is None):
-                j.native_run = outcome
+                j.native_run = self.ids.read(outcome, j.predicted(True), j.case)
         for j in checked:
             _count_confirmation(thrifty, j)
 
@@ -252,6 +257,15 @@ class Judges:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _known_ids(target: str | None) -> frozenset[str]:
+    """Ours, and for ExecuTorch the ids of its own checks that its log map gives."""
+    if target != "executorch" and not (target or "").startswith("executorch-source:"):
+        return CHECK_IDS
+    from convcheck.executorch_target._logs import PATTERNS
+
+    return CHECK_IDS | {check for _, check in PATTERNS if "{" not in check}
 
 
 def _crash_key(j: Judgement, with_loops: bool) -> tuple | None:

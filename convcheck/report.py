@@ -70,7 +70,11 @@ def format_campaign(run, args) -> str:
         lines.append("no findings")
         return "\n".join(lines)
     new = {f.key for f in run.new_findings()}
-    lines.append(f"{len(findings)} distinct findings ({len(new)} new), torch's own bugs last:")
+    hide_torch = not getattr(args, "show_torch_bugs", False)
+    torch_bugs = sum(f.kind == "torch-bug" for f in findings) if hide_torch else 0
+    findings = [f for f in findings if not (hide_torch and f.kind == "torch-bug")]
+    fresh = sum(f.key in new for f in findings)
+    lines.append(f"{len(findings)} distinct findings ({fresh} new), torch's own bugs last:")
     findings.sort(key=lambda f: not f.about_kernel)
     for f in findings:
         mark = "new" if f.key in new else "known"
@@ -82,9 +86,17 @@ def format_campaign(run, args) -> str:
             lines.append(f"      bug class (upstream thread): {known_bug}")
         lines.append(f"      case: {describe_case(f.case)}")
         lines.append(f"      why:  {f.explanation}")
+    if torch_bugs:
+        lines.append(torch_line(torch_bugs, run.torch_folder))
     if run.corpus_dir is not None:
         lines.append(f"corpus: {run.corpus_dir}/ (new findings written there)")
     return "\n".join(lines)
+
+
+def torch_line(count: int, folder=None) -> str:
+    """torch's own bugs in one line: not the kernel's, listed with --show-torch-bugs."""
+    where = "" if folder is None else f" (in {folder}/)"
+    return f"torch: {count} of torch's own bugs{where}, not the kernel's (--show-torch-bugs)"
 
 
 def _crash_location(finding) -> tuple[str, int] | None:
@@ -180,8 +192,7 @@ def sarif(result) -> dict:
     }
 
 
-def format_ci(result) -> str:
-
+def format_ci(result, show_torch_bugs: bool = False) -> str:
     lines = []
     dirty = [r for r in result.replayed if any(f.about_kernel for f in r.findings)]
     torch_bugs = sum(1 for r in result.replayed if r.findings) - len(dirty)
@@ -197,7 +208,10 @@ def format_ci(result) -> str:
             continue
         summary = f"{c.cases:,} cases in {c.seconds:.1f} s, {len(c.new)} new findings"
         lines.append(f"campaign {c.engine}: {summary}")
-        for f in c.new:
+        shown = [f for f in c.new if show_torch_bugs or f.kind != "torch-bug"]
+        if len(shown) < len(c.new):
+            lines.append("  " + torch_line(len(c.new) - len(shown)))
+        for f in shown:
             lines.append(f"  {f.kind}: {f.explanation}")
             lines.append(f"    case: {describe_case(f.case)}")
             lines.append(f"    reproduce: {f.case.dumps()}")

@@ -7,7 +7,8 @@ batches by the child's own ``Campaign``, which writes each new finding to the co
 moment it appears; the parent reads them back and minimises them.
 
     python -m convcheck.engines._atheris_child --revision legacy --corpus DIR
-        [--target LIB] [--no-torch] [--jobs N] [--stats FILE] [--cases N] [--until-first]
+        [--target LIB] [--no-torch] [--check-map FILE] [--compare id|verdict]
+        [--torch-bugs DIR] [--jobs N] [--stats FILE] [--cases N] [--until-first]
         -- [libFuzzer flags and corpus folders]
 """
 
@@ -40,6 +41,9 @@ def main(argv: list[str] | None = None) -> None:
         "--error", required=True, help="where to leave the one line the parent reports"
     )
     parser.add_argument("--no-torch", action="store_true")
+    parser.add_argument("--check-map", help="the parent's check map, as a JSON file")
+    parser.add_argument("--compare", default="id")
+    parser.add_argument("--torch-bugs", help="folder for torch's own bugs")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes per judge")
     parser.add_argument(
         "--until", type=float, help="stop at this time.monotonic() time (the parent's clock)"
@@ -56,12 +60,20 @@ def main(argv: list[str] | None = None) -> None:
     from pathlib import Path
 
     from convcheck.campaign import Budget, Campaign
+    from convcheck.check_ids import load_map
     from convcheck.errors import ConvcheckError
     from convcheck.fuzzed import case_from_bytes
     from convcheck.judges import Judges
 
     known = set(Path(args.known).read_text().splitlines()) if args.known else set()
-    judges = Judges(args.revision, target=args.target, jobs=args.jobs, use_torch=not args.no_torch)
+    judges = Judges(
+        args.revision,
+        target=args.target,
+        jobs=args.jobs,
+        use_torch=not args.no_torch,
+        check_map=None if args.check_map is None else load_map(args.check_map),
+        compare=args.compare,
+    )
     run = Campaign(
         judges,
         Path(args.corpus),
@@ -75,6 +87,7 @@ def main(argv: list[str] | None = None) -> None:
             cases=args.cases,
             until_first=args.until_first,
         ),
+        None if args.torch_bugs is None else Path(args.torch_bugs),
     )
     pending = []
     last_flush = [time.monotonic()]

@@ -39,6 +39,12 @@ def explore(campaign, seed: int) -> None:
         (work / "convcheck.dict").write_text(fuzzed.dictionary())
         (work / "known").write_text("\n".join(set(campaign.known) | set(campaign.found)))
         (work / "inputs").mkdir()
+        reading = []
+        if judges.ids.check_map is not None:
+            (work / "check-map.json").write_text(json.dumps(judges.ids.check_map.exact))
+            reading = ["--check-map", str(work / "check-map.json")]
+        if campaign.torch_dir is not None:
+            reading += ["--torch-bugs", str(campaign.torch_dir)]
         command = [
             sys.executable,
             "-m",
@@ -55,6 +61,9 @@ def explore(campaign, seed: int) -> None:
             str(work / "error"),
             *(["--target", judges.target] if judges.target else []),
             *([] if judges.torch is not None else ["--no-torch"]),
+            *reading,
+            "--compare",
+            judges.ids.compare,
             "--jobs",
             str(judges.jobs),
             *([] if campaign.deadline is None else ["--until", repr(campaign.deadline)]),
@@ -88,7 +97,8 @@ def explore(campaign, seed: int) -> None:
         )
         campaign.stats.cases += stats.get("cases", 0)
         if findings_dir.is_dir():
-            _adopt(campaign, corpus.load_all(findings_dir), stats.get("first_found", {}))
+            found = corpus.load_all(findings_dir, campaign.torch_dir)
+            _adopt(campaign, found, stats.get("first_found", {}))
 
 
 def _wait(child: subprocess.Popen, judges, deadline: float | None) -> None:
