@@ -9,7 +9,8 @@ signature, and which show none any more.
 
 What a folder may hold, read recursively (hidden files and folders left out):
 
-* ``*.json``: a corpus entry (``convcheck fuzz``, ``ci``'s ``results/corpus``) or a bare case;
+* ``*.json``: a corpus entry (``convcheck fuzz``, ``ci``'s ``results/corpus``, a
+  corpus's ``torch/`` folder) or a bare case;
 * ``*.case``: a bare case (the seed corpus of ``.clusterfuzzlite/build.sh``);
 * a name without a suffix: a raw fuzzer input (a ClusterFuzzLite corpus or a libFuzzer
   ``crash-<sha1>``), decoded as the harnesses decode it (``fuzzed.case_from_bytes``);
@@ -26,7 +27,7 @@ from convcheck import corpus, files
 from convcheck.campaign import complexity
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError
-from convcheck.findings import Finding
+from convcheck.findings import Finding, FindingKind
 from convcheck.judges import Judges
 
 
@@ -168,7 +169,9 @@ def merge(
         if old is not None and old.case == finding.case:
             continue
         (result.new if old is None else result.simpler).append(key)
-        corpus.write(out_dir, finding, judges.revision, judges.target, meta)
+        # torch's own bugs go where campaigns put them: the corpus's torch folder.
+        folder = corpus.torch_folder(out_dir) if finding.kind == FindingKind.TORCH_BUG else out_dir
+        corpus.write(folder, finding, judges.revision, judges.target, meta)
     if prune:
         for key, old in sorted(before.items()):
             if key not in result.best:
