@@ -353,6 +353,21 @@ def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
     return OK if all_proven and not differ else FOUND
 
 
+def cmd_merge(args, stdout: TextIO, stderr: TextIO) -> int:
+    """Exit 1 when the merge has something to review: new, changed or vanished."""
+    from convcheck.merge import merge, read_folder
+
+    # Every folder read before the workers start: a bad file is exit 2 at once.
+    for directory in args.dirs:
+        read_folder(Path(directory), args.revision, args.target)
+    with _open_judges(args) as judges, judges.stop_on_signals():
+        result = merge(
+            judges, Path(args.out), [Path(d) for d in args.dirs], _meta(args), args.prune
+        )
+    stdout.write(result.describe() + "\n")
+    return FOUND if result.differs else OK
+
+
 def cmd_build(args, stdout: TextIO, stderr: TextIO) -> int:
     from convcheck.native.build import build_library
 
@@ -541,6 +556,22 @@ def _parser() -> _Parser:
         help="also solve for calls one revision accepts and this one rejects, or the reverse",
     )
     prove.set_defaults(func=cmd_prove)
+
+    merge = sub.add_parser(
+        "merge", help="merge corpora into OUT by signature, every case re-judged here"
+    )
+    merge.add_argument("out", help="the corpus folder to merge into (its entries take part)")
+    merge.add_argument(
+        "dirs",
+        nargs="+",
+        metavar="DIR",
+        help="corpus folders, case files, raw fuzzer inputs (a ClusterFuzzLite corpus)",
+    )
+    merge.add_argument(
+        "--prune", action="store_true", help="remove OUT's entries that vanished or changed"
+    )
+    _judges(merge)
+    merge.set_defaults(func=cmd_merge)
 
     build = sub.add_parser("build", help="build the embedded kernel, sanitized and plain")
     build.set_defaults(func=cmd_build)

@@ -66,6 +66,20 @@ __all__ = [
 ]
 
 _WORKER_MAIN = str(Path(__file__).with_name("_worker_main.py"))
+# A PyInstaller bundle (how OSS-Fuzz ships a Python fuzzer) has no interpreter beside it:
+# it starts itself with this variable set, and the bundle's runtime hook
+# (.clusterfuzzlite/pyinstaller_worker_hook.py) runs the ``-c`` code or the convcheck
+# script named in its arguments instead of the harness.
+FROZEN_PYTHON = "CONVCHECK_FROZEN_PYTHON"
+
+
+def python_env() -> dict[str, str]:
+    """What ``sys.executable`` needs in its environment to act as a Python interpreter."""
+    if getattr(sys, "frozen", False):
+        return {FROZEN_PYTHON: "1", "PYTHONUNBUFFERED": "1"}
+    return {}
+
+
 _REPORT_LIMIT = 8192  # characters of a crash's output kept in Crash.report
 _PARSE_LIMIT = 65536  # bytes of a crash's output searched for a sanitizer report
 _START_TIMEOUT = 120.0  # seconds; importing torch under ASan takes a while
@@ -552,7 +566,7 @@ class _Child:
                     stdout=self.output,
                     stderr=self.output,
                     pass_fds=(channel, result_write),
-                    env={**env, _MARKER: self.marker},
+                    env={**env, **python_env(), _MARKER: self.marker},
                     start_new_session=True,  # Ctrl-C at the terminal is the parent's to handle
                 )
             else:

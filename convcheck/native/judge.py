@@ -26,7 +26,7 @@ from convcheck.native.build import build_library, worker_env
 from convcheck.native.worker import RunLimits
 from convcheck.outcome import ABI_VIOLATION, TOOL_ERROR, Outcome
 from convcheck.pool_judge import PoolJudge
-from convcheck.sandbox import Crash, Hang, WorkerPool, WorkerSpec
+from convcheck.sandbox import Crash, Hang, WorkerPool, WorkerSpec, python_env
 
 _PROBE_TIMEOUT = 60.0  # seconds; loading a library under ASan is quick, but CI is slow
 # The answer goes to a private pipe: a library may print from its constructor or
@@ -72,7 +72,7 @@ def probe_library(path: Path, what: str = "target", sanitized: bool | None = Non
                 done = subprocess.run(
                     [sys.executable, "-c", _PROBE, str(path), what, package_root]
                     + [str(answer_write)],
-                    env={**os.environ, **worker_env(bool(sanitized))},
+                    env={**os.environ, **worker_env(bool(sanitized)), **python_env()},
                     stdin=subprocess.DEVNULL,
                     stdout=printed,
                     stderr=printed,
