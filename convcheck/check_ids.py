@@ -31,40 +31,16 @@ from pathlib import Path
 from convcheck import files
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError, value_repr
+from convcheck.model import current, legacy
 from convcheck.outcome import REJECT, Outcome
 
-# Every check id of docs/checks.md, both revisions (tests/engine/test_check_ids.py holds
-# this equal to the document).
+# Every check id of docs/checks.md, both revisions: the model's tables of them
+# (tests/engine/test_torch_apart.py holds this equal to the document).
 CHECK_IDS = frozenset(
-    {
-        "dtype.mismatch",
-        "dtype.unsupported",
-        "dim_order.input",
-        "dim_order.weight",
-        "dim_order.out",
-        "dim_order.in_out",
-        "rank.input",
-        "rank.weight",
-        "rank.out",
-        "bias.rank",
-        "bias.length",
-        "bias.dtype",
-        *(f"{p}.{c}" for p in ("stride", "padding", "dilation") for c in ("length", "range")),
-        "output_padding.length",
-        "output_padding.range",
-        "output_padding.too_large",
-        "groups.nonpos",
-        "groups.gt_weight0",
-        "groups.not_div_weight0",
-        "input.channels",
-        "input.empty_spatial",
-        "kernel.nonpos",
-        "kernel.gt_padded_input",
-        "output.invalid",
-        "output.too_large",
-        "output.stride_too_large",
-        "out.resize",
-    }
+    check
+    for revision in (legacy, current)
+    for checks in revision.CHECKS.values()
+    for check in checks
 )
 
 COMPARE = ("id", "verdict")

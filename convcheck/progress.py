@@ -35,7 +35,9 @@ class Progress:
         self.note = ""
         self._judging_seconds = 0.0
         self._updated = time.monotonic()
-        self._last_line: float | None = None
+        # A log's first line comes after ``every`` seconds too: a short run shows only
+        # its last state.
+        self._last_line = self._updated
         console = Console(file=stream, stderr=False, highlight=False)
         self._live = None
         if console.is_terminal and not console.is_dumb_terminal:
@@ -53,9 +55,7 @@ class Progress:
         self.cases, self.seconds, self.kinds = cases, seconds, dict(kinds)
         self.note = note or self.note
         self._updated = time.monotonic()
-        if self._live is None and (
-            self._last_line is None or self._updated - self._last_line >= self.every
-        ):
+        if self._live is None and self._updated - self._last_line >= self.every:
             self._write_line()
 
     @property
@@ -63,19 +63,20 @@ class Progress:
         """On a terminal: a display redrawn in place."""
         return self._live is not None
 
-    def close(self) -> None:
-        """The display ends; a log gets the last state once more."""
+    def close(self, failed: bool = False) -> None:
+        """The display ends; a log gets the last state once more, unless the campaign
+        failed (its error is then the last line, alone)."""
         if self._live is not None:
             self._live.stop()
             self._live = None
-        elif self._last_line is None or self._last_line < self._updated:
+        elif not failed and self._last_line < self._updated:
             self._write_line()
 
     def __enter__(self) -> Progress:
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, kind, value, traceback) -> None:
+        self.close(failed=kind is not None)
 
     # -- what is shown ------------------------------------------------------------------
     def _elapsed(self) -> float:

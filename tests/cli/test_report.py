@@ -203,13 +203,24 @@ def test_a_log_gets_a_line_now_and_then_and_one_at_the_end():
     progress = Progress(stream, Budget(cases=2048), "random", every=3600)
     for cases in (256, 512, 768):
         progress(cases, 1.0, {FindingKind.CRASH: 2, FindingKind.TORCH_BUG: 1}, "")
+    assert stream.getvalue() == ""  # the hour is not up
     progress.close()
     lines = stream.getvalue().splitlines()
-    assert len(lines) == 2  # the first call and the close; the hour between is not up
-    assert "random: 256 cases (256/s), 1,792 cases (~7 s) left" in lines[0]
-    assert lines[1].endswith(
+    assert len(lines) == 1
+    assert lines[0].endswith(
         "768 cases (768/s), 1,280 cases (~2 s) left; findings: crash 2, torch-bug 1"
     )
+    progress = Progress(stream, Budget(cases=2048), "random", every=0)
+    progress(256, 1.0, {}, "")
+    assert "random: 256 cases (256/s), 1,792 cases (~7 s) left" in stream.getvalue()
+
+
+def test_a_failed_campaign_ends_its_log_with_its_error_alone():
+    stream = io.StringIO()
+    with pytest.raises(OSError), Progress(stream, Budget(cases=10), "random", every=3600) as p:
+        p(8, 1.0, {}, "")
+        raise OSError("disk full")
+    assert stream.getvalue() == ""
 
 
 def test_minimising_leaves_the_rate_of_judging_as_it_was():
