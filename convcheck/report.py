@@ -106,10 +106,15 @@ class BugRow:
     finding: Finding
     new: bool
     first_found: float | None  # seconds into the campaign
+    # Findings of the same known bug class, shown in this row: one bug, one row.
+    others: tuple[Finding, ...] = ()
 
     @property
     def cause(self) -> str:
-        return " | ".join(self.finding.signature[1:])
+        cause = " | ".join(self.finding.signature[1:])
+        if self.others:
+            cause += f" (+{len(self.others)} more: {', '.join(f.kind for f in self.others)})"
+        return cause
 
     @property
     def c_line(self) -> str:
@@ -131,15 +136,27 @@ class BugRow:
 
 
 def bug_rows(run) -> list[BugRow]:
-    """The campaign's findings, the kernel's first; findings with equal cases (one call
-    that shows a bug in several ways) side by side, so that they can share a case line."""
+    """The campaign's findings, the kernel's first; the findings of one known bug class in
+    one row (the first by kind stands for them); findings with equal cases (one call that
+    shows a bug in several ways) side by side, so that they can share a case line."""
     new = {f.key for f in run.new_findings()}
+    kinds = list(FindingKind)
+    by_class: dict[str, list[Finding]] = {}
+    lone: list[Finding] = []
+    for f in sorted(run.found.values(), key=lambda f: (kinds.index(f.kind), f.key)):
+        label = known_bugs.bug_class(f.signature) if f.about_kernel else None
+        if label is None:
+            lone.append(f)
+        else:
+            by_class.setdefault(label, []).append(f)
+    standing = lone + [members[0] for members in by_class.values()]
+    others = {members[0].key: tuple(members[1:]) for members in by_class.values()}
     groups: dict[tuple[bool, Case], list[Finding]] = {}
-    for f in sorted(run.found.values(), key=lambda f: (f.kind, f.key)):
+    for f in sorted(standing, key=lambda f: (f.kind, f.key)):
         groups.setdefault((not f.about_kernel, f.case), []).append(f)
     ordered = sorted(groups.items(), key=lambda item: (item[0][0], item[1][0].kind, item[1][0].key))
     return [
-        BugRow(f, f.key in new, run.stats.first_found.get(f.key))
+        BugRow(f, f.key in new, run.stats.first_found.get(f.key), others.get(f.key, ()))
         for _, members in ordered
         for f in members
     ]

@@ -88,7 +88,8 @@ FINDINGS = [
     finding("torch-bug", "verdict: oneDNN accept", case=conv(groups=3)),
     finding("overflow", "output_sizes.dim*.two_pad", case=conv(padding=(2**62,))),
     finding("crash", "SEGV null", "bias_load_fn.call", case=BOOL_BIAS, native=CRASH),
-    finding("ordering", "output_sizes.dim*.two_pad", case=conv(padding=(2**62,))),
+    # Another bug (a dilation's) that the same call shows.
+    finding("ordering", "output_sizes.dim*.dilated_kernel", case=conv(padding=(2**62,))),
     finding("missing-check", "bias.length", case=conv(bias=t(3))),
 ]
 
@@ -162,6 +163,25 @@ def test_findings_of_one_case_share_its_line():
     assert sum(line.strip() == shared for line in lines) == 1
     at = next(i for i, line in enumerate(lines) if line.startswith("  ordering"))
     assert lines[at + 1].startswith("  overflow") and lines[at + 2].strip() == shared
+
+
+def test_the_findings_of_one_known_bug_class_are_one_row():
+    """Padding past int64 shows as an overflow, an ordering and, on a kernel that crashes
+    at that UB, a crash: one bug, one row, standing for the others."""
+    padding = conv(padding=(2**62,))
+    lines = report(
+        [
+            finding("ordering", "output_sizes.dim*.two_pad", case=padding),
+            finding("overflow", "output_sizes.dim*.two_pad", case=conv(padding=(2**61,))),
+            finding("crash", "signed-integer-overflow", "output_sizes.dim*.two_pad", case=padding),
+            finding("ordering", "output_sizes.dim*.dilated_kernel", case=padding),
+        ]
+    )
+    assert lines[1].startswith("2 kernel bugs")
+    rows = [line for line in lines if re.match(r"  (crash|ordering|overflow) ", line)]
+    assert len(rows) == 2
+    assert "(+2 more: overflow, ordering)" in rows[0] and "unbounded padding" in rows[0]
+    assert "unbounded dilation" in rows[1]
 
 
 def test_show_torch_bugs_lists_them_after_the_kernel():
