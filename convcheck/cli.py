@@ -244,6 +244,10 @@ def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
     from convcheck.solver.explore import shapes
 
     only = [s for s in shapes(args.revision) if not args.rank or s.rank in args.rank]
+    outputs = [(args.sarif, "SARIF file"), (args.junit, "JUnit file")]
+    for name, what in outputs:
+        if name:  # a file that cannot be written fails before the solving, not after
+            files.folder(Path(name).parent, f"folder of the {what}", probe=True)
     report = prove(args.revision, args.time, only)
     if not args.no_judge:
         with _open_judges(args, use_torch=False) as judges:
@@ -268,6 +272,17 @@ def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
         for d in differ:
             stdout.write(f"{args.revision} vs {args.against}: {d.describe()}\n")
             stdout.write(f"         witness: {json.dumps(d.witness.to_json())}\n")
+    if args.sarif or args.junit:
+        from convcheck.solver import formats
+
+        for name, what, text in zip(
+            (args.sarif, args.junit),
+            ("SARIF file", "JUnit file"),
+            (formats.sarif, formats.junit_xml),
+            strict=True,
+        ):
+            if name:
+                files.write_atomically(Path(name), text(report), what)
     all_proven = report.complete and all(s.status == "proven" for s in report.sites)
     return OK if all_proven and not differ else FOUND
 
@@ -419,6 +434,8 @@ def _parser() -> _Parser:
         "--rank", type=int, action="append", choices=(3, 4, 5), help="only this input rank"
     )
     prove.add_argument("--no-judge", action="store_true", help="leave the native kernel out")
+    prove.add_argument("--sarif", help="also write the witnesses as SARIF to this file")
+    prove.add_argument("--junit", help="also write JUnit XML (a test per site) to this file")
     prove.add_argument(
         "--against",
         choices=sorted(model.REVISIONS),

@@ -124,6 +124,10 @@ def junit_xml(result) -> str:
         name = quoteattr(f"{c.engine} ({c.cases} cases)")
         attributes = f'classname="convcheck.campaign" name={name} time="{c.seconds:.1f}"'
         cases.append(f"  <testcase {attributes}>{body}</testcase>")
+    if result.unproven:
+        text = escape("\n".join(result.unproven))
+        body = f'<failure message="{len(result.unproven)} sites not proven">{text}</failure>'
+        cases.append(f'  <testcase classname="convcheck.prove" name="current">{body}</testcase>')
     failures = sum("<failure" in case for case in cases)
     skipped = sum("<skipped" in case for case in cases)
     head = (
@@ -201,5 +205,7 @@ def format_ci(result) -> str:
             lines.append(f"  {f.kind}: {f.explanation}")
             lines.append(f"    case: {describe_case(f.case)}")
             lines.append(f"    reproduce: {f.case.dumps()}")
+    for line in result.unproven:
+        lines.append(f"prove: NOT proven: {line}")
     lines.append("verdict: " + ("FAILED" if result.failed else "passed"))
     return "\n".join(lines)
