@@ -294,6 +294,15 @@ def cmd_build(args, stdout: TextIO, stderr: TextIO) -> int:
         for sanitized in (True, False):
             path = build_library(revision, sanitized=sanitized)
             stdout.write(f"{revision:<8} {'sanitized' if sanitized else 'plain':<9} {path}\n")
+    if not engines.unavailable("solver"):
+        # Solved once here, not by whichever campaign comes first (make test builds first).
+        from convcheck.solver import cache
+        from convcheck.solver.seeds import seed_cases
+
+        for revision in sorted(model.REVISIONS):
+            cases = seed_cases(revision)
+            stdout.write(f"{revision:<8} {'solved':<9} {cache.path(f'seeds-{revision}')}")
+            stdout.write(f" ({len(cases)} cases)\n")
     return OK
 
 
@@ -443,7 +452,9 @@ def _parser() -> _Parser:
     )
     prove.set_defaults(func=cmd_prove)
 
-    build = sub.add_parser("build", help="build the embedded kernel, sanitized and plain")
+    build = sub.add_parser(
+        "build", help="build the embedded kernel, sanitized and plain, and solve its cases"
+    )
     build.set_defaults(func=cmd_build)
 
     target = sub.add_parser("target", help="build a target from its sources; print its library")

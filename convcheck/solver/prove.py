@@ -10,6 +10,7 @@ dilation 1, output_padding 0, groups 1).
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -17,9 +18,20 @@ import z3
 
 from convcheck import model
 from convcheck.case import Case
+from convcheck.fixedint import INT64_MAX
+from convcheck.outcome import ACCEPT
 from convcheck.solver import cache
 from convcheck.solver.explore import Inputs, Shape, describe_path, explore, shapes
-from convcheck.solver.symbolic import EXACT_DIFFERS, PROVEN, UNKNOWN, WITNESS, WRAP, SiteQuery
+from convcheck.solver.symbolic import (
+    EXACT_DIFFERS,
+    NUMEL_OVERFLOW,
+    PROPERTIES,
+    PROVEN,
+    UNKNOWN,
+    WITNESS,
+    WRAP,
+    SiteQuery,
+)
 
 # The value of an argument a person writes when it does not matter.
 _NATURAL = {"stride": 1, "padding": 0, "dilation": 1, "output_padding": 0, "groups": 1}
@@ -38,7 +50,7 @@ class SiteReport:
     """One site and one kind of misbehaviour, over every path that reaches it."""
 
     site: str
-    kind: str  # a fixedint UB kind, or "value-changed" (a narrowing or unsigned wrap)
+    kind: str  # a fixedint UB kind, or one of symbolic.PROPERTIES
     paths: list[PathStatus] = field(default_factory=list)
     witness: Case | None = None
     witness_path: str = ""
@@ -53,7 +65,7 @@ class SiteReport:
 
     @property
     def undefined(self) -> bool:
-        return self.kind not in (WRAP, EXACT_DIFFERS)
+        return self.kind not in PROPERTIES
 
     def to_json(self) -> dict:
         return {
@@ -212,6 +224,9 @@ def minimal_witness_of(inputs: Inputs, decisions, condition, timeout_ms: int):
 
 def misbehaves_at(case: Case, revision: str, site: str, kind: str) -> bool:
     """The plain model on the witness: the symbolic run and the concrete one must agree."""
+    if kind == NUMEL_OVERFLOW:
+        outcome = model.run(case, revision).outcome
+        return outcome.verdict == ACCEPT and math.prod(outcome.out_sizes) > INT64_MAX
     if kind == EXACT_DIFFERS:
         return any(f.kind == "overflow" for f in model.classify(case, revision)[2])
     run = model.run(case, revision)

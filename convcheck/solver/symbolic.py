@@ -38,6 +38,9 @@ from convcheck.fixedint import (
 
 WRAP = "value-changed"  # not UB: a narrowing or an unsigned wrap, C's value is not exact
 EXACT_DIFFERS = "exact-differs"  # an accepted call whose sizes exact arithmetic changes
+NUMEL_OVERFLOW = "numel-overflow"  # an accepted call whose output numel exceeds INT64_MAX
+# The properties of an accepted call: not undefined behaviour, no sanitizer sees them.
+PROPERTIES = (WRAP, EXACT_DIFFERS, NUMEL_OVERFLOW)
 
 # The statuses of a site on a path.
 WITNESS = "witness"  # an input that reaches the site and misbehaves there
