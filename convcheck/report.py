@@ -128,17 +128,24 @@ def junit_xml(result) -> str:
         text = escape("\n".join(result.unproven))
         body = f'<failure message="{len(result.unproven)} sites not proven">{text}</failure>'
         cases.append(f'  <testcase classname="convcheck.prove" name="current">{body}</testcase>')
-    failures = sum("<failure" in case for case in cases)
-    skipped = sum("<skipped" in case for case in cases)
+    return junit_suite("convcheck", cases)
+
+
+def junit_suite(name: str, cases: list[str], seconds: float | None = None) -> str:
+    """The JUnit document around ``<testcase>`` lines, with its counts."""
+    from xml.sax.saxutils import quoteattr
+
+    failures, errors, skipped = (sum(f"<{tag}" in c for c in cases) for tag in _OUTCOMES)
+    time = "" if seconds is None else f' time="{seconds:.3f}"'
     head = (
-        f'<testsuite name="convcheck" tests="{len(cases)}" failures="{failures}" '
-        f'skipped="{skipped}" errors="0">'
+        f'<testsuite name={quoteattr(name)} tests="{len(cases)}" failures="{failures}" '
+        f'skipped="{skipped}" errors="{errors}"{time}>'
     )
-    return (
-        '<?xml version="1.0" encoding="UTF-8"?>\n'
-        + "\n".join([head, *cases, "</testsuite>"])
-        + "\n"
-    )
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>', head, *cases, "</testsuite>"]
+    return "\n".join(lines) + "\n"
+
+
+_OUTCOMES = ("failure", "error", "skipped")
 
 
 def sarif(result) -> dict:

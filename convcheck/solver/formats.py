@@ -9,6 +9,7 @@ import re
 from xml.sax.saxutils import escape, quoteattr
 
 from convcheck.native.build import SOURCE_DIR
+from convcheck.report import junit_suite
 from convcheck.solver.prove import ProofReport, SiteReport
 from convcheck.solver.symbolic import PROVEN, UNKNOWN
 
@@ -102,11 +103,4 @@ def junit_xml(report: ProofReport) -> str:
             detail = f"witness: {site.witness.dumps()}\n" if site.witness else ""
             body = f'<failure message="witness">{escape(detail + paths)}</failure>'
         cases.append(f"  <testcase {attributes}>{body}</testcase>")
-    failures = sum("<failure" in c for c in cases)
-    errors = sum("<error" in c for c in cases)
-    head = (
-        f'<testsuite name="convcheck prove {report.revision}" tests="{len(cases)}" '
-        f'failures="{failures}" errors="{errors}" time="{report.seconds:.3f}">'
-    )
-    lines = ['<?xml version="1.0" encoding="UTF-8"?>', head, *cases, "</testsuite>"]
-    return "\n".join(lines) + "\n"
+    return junit_suite(f"convcheck prove {report.revision}", cases, report.seconds)
