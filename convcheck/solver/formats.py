@@ -19,7 +19,7 @@ def c_location(revision: str, site: SiteReport) -> tuple[str, int]:
     first line of the step that holds it (a site is ``<step>.<operation>``, and step
     ``<step>`` is ``step_<step>`` in the revision's file or ``cc_step_<step>`` in the
     shared one)."""
-    found = re.fullmatch(r"(\w+\.c):(\d+)", site.crash_site)
+    found = re.search(r"(\w+\.c):(\d+)", site.crash_site)
     if found:
         return f"convcheck/native/{found.group(1)}", int(found.group(2))
     step = site.site.split(".")[0]

@@ -56,7 +56,7 @@ class SiteReport:
     witness_path: str = ""
     agrees: bool | None = None  # does the concrete model misbehave at the site too?
     judged: str = ""  # what the judges found on the witness
-    crash_site: str = ""  # where the sanitized kernel stopped on it ("file.c:line")
+    crash_site: str = ""  # where the sanitized kernel stopped on it ("function file.c:line")
     seconds: float = 0.0
 
     @property
@@ -257,7 +257,7 @@ def judge_witnesses(report: ProofReport, judges, corpus_dir=None, meta=None) -> 
             crashed = kernel is not None and kernel.verdict == CRASH
             confirmed = crashed and kernel.crash_kind == expected
             said = kernel.describe() if kernel is not None else "no native judge"
-            site.crash_site = kernel.crash_site or "" if confirmed else ""
+            site.crash_site = (kernel.crash_site or "") if confirmed else ""
             site.judged = f"native {said}" + ("" if confirmed else f" (expected {expected})")
             site.judged += "; findings: " + ("; ".join(f.key for f in found) or "none")
         else:
