@@ -13,7 +13,10 @@ import pytest
 
 pytest.importorskip("z3")
 
+from convcheck.campaign import Budget, Campaign  # noqa: E402
 from convcheck.cli import main  # noqa: E402
+from convcheck.engines import random as random_engine  # noqa: E402
+from convcheck.judges import Judges  # noqa: E402
 from convcheck.native.build import HEADERS, SHARED_SOURCES, SOURCE_DIR, compile_shared  # noqa: E402
 
 REVISION_FILE = "checks_current.c"
@@ -73,3 +76,14 @@ def test_the_unmutated_kernel_passes_the_same_campaign(tmp_path):
     """The mutants' findings come from the mutation: the kernel as shipped has none."""
     library = build_mutant(tmp_path)
     assert fuzz(library, tmp_path / "corpus") == 0
+
+
+@pytest.mark.slow
+def test_sampling_alone_misses_the_bias_length_mutant_in_the_same_budget(tmp_path):
+    """What the solver's cases add: the same 1,000 cases, sampled only, find nothing."""
+    library = build_mutant(tmp_path, *MUTANTS[0][1:])
+    with Judges("current", target=str(library), jobs=2, use_torch=False) as judges:
+        run = Campaign(judges, budget=Budget(cases=1000))
+        random_engine.explore(run, 0, solved=False)
+    assert run.stats.cases == 1000
+    assert not run.new_findings(about_kernel=True)
