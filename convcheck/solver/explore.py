@@ -220,9 +220,10 @@ def explore(
     seed.check()
     stack = [Pending((), seed.model())]
     count = 0
+    found: list[z3.ModelRef] = []
     while stack and count < max_paths:
         pending = stack.pop()
-        path = Path(inputs.domain, pending.prefix, pending.model, timeout_ms)
+        path = Path(inputs.domain, pending.prefix, pending.model, timeout_ms, found=found)
         case = inputs.symbolic_case(path)
         run, halt = None, None
         try:

@@ -164,11 +164,17 @@ class Path:
     pending: list[Pending] = field(default_factory=list)
     unknown_branches: int = 0
     solver: z3.Solver | None = None
+    # Inputs found for earlier queries of the same shape, newest last, shared by its paths.
+    found: list[z3.ModelRef] = field(default_factory=list)
 
     def check(self, *extra: z3.BoolRef) -> tuple[z3.CheckSatResult, z3.ModelRef | None]:
-        """One incremental solver per path: its decisions only grow, so each query is a
-        push of ``extra`` on what the solver already learnt (about half the time of a
-        fresh solver per query)."""
+        """An input found earlier that meets the query answers it (a counterexample cache,
+        as in KLEE: cheaper than a solver call); else one incremental solver per path:
+        its decisions only grow, so a query is a push of ``extra`` on what it learnt."""
+        wanted = (*self.decisions, *extra)
+        for model in reversed(self.found[-_REUSED:]):
+            if all(z3.is_true(model.eval(c, model_completion=True)) for c in wanted):
+                return z3.sat, model
         if self.solver is None:
             self.solver = z3.Solver()
             self.solver.set("timeout", self.timeout_ms)
@@ -178,6 +184,8 @@ class Path:
         answer = self.solver.check()
         found = self.solver.model() if answer == z3.sat else None
         self.solver.pop()
+        if found is not None:
+            self.found.append(found)
         return answer, found
 
     def decide(self, condition: z3.BoolRef) -> bool:
@@ -251,6 +259,8 @@ class Path:
         )
 
 
+# How many earlier inputs a query tries before the solver.
+_REUSED = 8
 _STATUS = {str(z3.sat): WITNESS, str(z3.unsat): PROVEN}
 _RANGES = {64: (INT64_MIN, INT64_MAX), 32: (INT32_MIN, INT32_MAX)}
 
