@@ -184,6 +184,14 @@ class Path:
         answer = self.solver.check()
         found = self.solver.model() if answer == z3.sat else None
         self.solver.pop()
+        if answer == z3.unknown:
+            # After a push z3 gives up its non-incremental tactics, which some of these
+            # nonlinear queries need: a fresh solver gets one more try.
+            fresh = z3.Solver()
+            fresh.set("timeout", self.timeout_ms)
+            fresh.add(*self.domain, *wanted)
+            answer = fresh.check()
+            found = fresh.model() if answer == z3.sat else None
         if found is not None:
             self.found.append(found)
         return answer, found
