@@ -16,7 +16,7 @@ $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[torch,fuzz,dev,solver]'
+	$(PY) -m pip install -q -e '.[torch,fuzz,dev,solver,report]'
 	touch $@
 
 # ExecuTorch 1.5.1 as a target: without its ~50 dependencies, which it does not need here

@@ -1,36 +1,44 @@
 """Campaign speed, measured side by side in one run (the machine is shared and noisy).
 
-1. Cases/s of the pipeline on 2 cores, judge by judge: model alone, + native, + torch.
-2. Time to first find of each legacy bug class, per engine (random, hypothesis, atheris),
-   median over seeds.
+1. Cases/s of the pipeline on 2 cores, judge by judge: model alone, + native, + torch,
+   and + torch without reusing the oneDNN-on answer for oneDNN off (what it cost before).
+2. Minimising: the seconds each finding of a seeded legacy campaign took to shrink.
+3. ``convcheck judge case.json``: wall time of a warm run (the second of two).
 
-    python benchmarks/bench_campaign.py [--seconds 20] [--seeds 3] [--engines random,atheris]
+Time to the first finding of each bug class, engine by engine, is
+``bench_first_finding.py``.
+
+    python benchmarks/bench_campaign.py [--seconds 10] [--revision current]
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
+import sys
 import time
 from collections import Counter
 
-from convcheck import campaign
+from convcheck.campaign import Budget, Campaign, example_cases
 from convcheck.generate import RandomSource, build_case
 from convcheck.judges import Judges
-from convcheck.known_bugs import LEGACY_BUG_CLASSES
 
 
-def throughput(seconds: float) -> None:
+def throughput(seconds: float, revision: str) -> None:
     """As a campaign judges: fresh cases every batch, known crashes confirmed, then spared."""
-    print("== pipeline throughput, legacy, jobs=2, batches of 256, fresh cases")
+    print(f"== pipeline throughput, {revision}, jobs=2, batches of 256, fresh cases")
     rows = []
-    for label, native, torch in (
-        ("model (C + exact)", False, False),
-        ("+ native", True, False),
-        ("+ native + torch", True, True),
+    for label, native, torch, reuse in (
+        ("model (C + exact)", False, False, True),
+        ("+ native", True, False, True),
+        ("+ native + torch", True, True, True),
+        ("  oneDNN off rerun", True, True, False),
     ):
         src = RandomSource(99)
-        with Judges("legacy", jobs=2, use_native=native, use_torch=torch) as judges:
+        with Judges(revision, jobs=2, use_native=native, use_torch=torch) as judges:
+            if judges.torch is not None:
+                judges.torch.reuse_without_onednn = reuse
             judges.evaluate([build_case(src) for _ in range(8)])  # start the workers
             confirmed, done, start = Counter(), 0, time.monotonic()
             while time.monotonic() - start < seconds:
@@ -42,40 +50,44 @@ def throughput(seconds: float) -> None:
         print(f"  {label:<20} {rate:>10,.0f} cases/s   {rate / base:6.3f} x model alone")
 
 
-def first_finds(engines: list[str], seconds: float, seeds: int) -> None:
-    print(f"== time to first find per legacy bug class ({seconds:.0f} s runs, median of {seeds})")
-    times: dict[str, dict[str, list[float]]] = {
-        e: {b: [] for b in LEGACY_BUG_CLASSES} for e in engines
-    }
-    for engine_name in engines:
-        for seed in range(seeds):
-            with Judges("legacy", jobs=2) as judges:
-                run = campaign.Campaign(judges, budget=campaign.Budget(seconds=seconds))
-                run.explore(engine_name, seed)
-            for bug, signatures in LEGACY_BUG_CLASSES.items():
-                hits = [
-                    run.stats.first_found[f.key]
-                    for f in run.found.values()
-                    if f.signature in signatures
-                ]
-                times[engine_name][bug].append(min(hits) if hits else float("inf"))
-    print(f"  {'bug class':<46}" + "".join(f"{e:>12}" for e in engines))
-    for bug in LEGACY_BUG_CLASSES:
-        cells = []
-        for e in engines:
-            median = statistics.median(times[e][bug])
-            cells.append("   not found" if median == float("inf") else f"{median:>11.1f}s")
-        print(f"  {bug:<46}" + "".join(cells))
+def minimising(cases: int) -> None:
+    print(f"== minimising: legacy, random engine, {cases:,} cases, seed 1, jobs=2")
+    with Judges("legacy", jobs=2) as judges:
+        run = Campaign(judges, budget=Budget(cases=cases))
+        run.explore("random", 1)
+        start = time.monotonic()
+        run.minimize_all(seconds=60.0)
+        total = time.monotonic() - start
+    spent = sorted(run.minimize_seconds.values())
+    median = statistics.median(spent)
+    print(
+        f"  {len(spent)} findings minimised in {total:.1f} s: median {median:.2f} s, "
+        f"max {spent[-1]:.2f} s (torch's own bugs left as found: "
+        f"{sum(not f.about_kernel for f in run.found.values())})"
+    )
+
+
+def judge_wall() -> None:
+    example = str(example_cases()[0])
+    command = [sys.executable, "-m", "convcheck", "judge", "--revision", "legacy", example]
+    walls = []
+    for _ in range(2):
+        start = time.monotonic()
+        subprocess.run(command, capture_output=True, check=False)
+        walls.append(time.monotonic() - start)
+    name = example.rsplit("/", 1)[-1]
+    print(f"== convcheck judge {name}: cold {walls[0]:.2f} s, warm {walls[1]:.2f} s")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--seconds", type=float, default=20.0)
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--engines", default="random,hypothesis,atheris")
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--revision", default="current")
+    parser.add_argument("--cases", type=int, default=2000, help="the minimising campaign's")
     args = parser.parse_args()
-    throughput(min(args.seconds, 10.0))
-    first_finds(args.engines.split(","), args.seconds, args.seeds)
+    throughput(args.seconds, args.revision)
+    minimising(args.cases)
+    judge_wall()
 
 
 if __name__ == "__main__":

@@ -11,13 +11,24 @@ ones a process inherits or opens first, so a library that writes to "its" fd 3..
 closes them) cannot reach the results:
 
 * parent to worker: one JSON line to start (``path``, ``handler``, ``init``, ``config``,
-  ``memory_limit_mb``, ``faulthandler``), then one JSON line per request;
+  ``memory_limit_mb``, ``faulthandler``, ``fork_server``, ``marker``), then one JSON line
+  per request;
 * worker to parent: ``S`` once started, or ``F<message>`` if start-up failed; then one
   line per request, written as soon as it is done: ``R<json>`` (the handler's dict) or
   ``E<json>`` (the handler raised: ``{"site": ..., "report": ...}``).
 
 stdout and stderr are one temporary file owned by the parent, emptied before each
 request, so after a crash it holds what the crashing request printed.
+
+A fork server (``fork_server`` true; ``marker`` names the environment variable that tells
+a worker's descendants apart) serves no requests: its request fd is a Unix socket
+on which each message carries three descriptors (a new worker's request pipe, result
+pipe and output file). For each, it forks a worker that already has the handler's module
+and the library loaded, so a crash costs a fork, not a start. The worker is forked twice
+so that it becomes the parent's own child (the parent is a child subreaper): the parent
+reaps it, kills it and sees its exit status as it does for a started one. The server
+answers on its result pipe ``P<pid>``, or ``T<reason>`` when forking is not safe (see
+``_fork_hazard``); the parent then starts workers instead.
 """
 
 import os
@@ -42,6 +53,9 @@ _PRIVATE_FD_LOW = 256  # above what a process inherits or opens first
 _PRIVATE_FD_TOP = 4096
 _REPORT_LIMIT = 8192
 _SITE_LIMIT = 200
+# Runtimes whose symbolizer can be warmed. Not gcc's libubsan: its symbolizer, set up by
+# a call before its first report, stays without function names for good.
+_SANITIZER_RUNTIMES = ("libasan", "libclang_rt.asan")
 
 
 def main() -> None:
@@ -66,7 +80,10 @@ def main() -> None:
         _write(result_fd, b"F" + _one_line(exc).encode(errors="replace") + b"\n")
         sys.exit(1)
     _write(result_fd, b"S\n")
-    _serve(handler, requests, result_fd)
+    if start.get("fork_server"):
+        _fork_forever(requests, result_fd, handler, parent_pid, start["marker"])
+    else:
+        _serve(handler, requests, result_fd)
 
 
 def _die_with_parent(parent_pid: int) -> None:
@@ -101,6 +118,132 @@ def _load(name: str):
     for part in attribute.split("."):
         target = getattr(target, part)
     return target
+
+
+def _fork_forever(control, result_fd: int, handler, parent_pid: int, marker: str) -> None:
+    import socket
+
+    server = socket.socket(fileno=os.dup(control.fileno()))
+    control.close()
+    _warm_symbolizers()
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(server, 16, 3)
+        except OSError:
+            message, fds = b"", []
+        if not message:  # the parent closed the socket: the pool is done with us
+            os._exit(0)
+        unsafe = _fork_hazard()
+        if unsafe or len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            _write(result_fd, b"T" + (unsafe or "not three descriptors").encode() + b"\n")
+            continue
+        pid_read, pid_write = os.pipe()
+        if os.fork() == 0:
+            # The go-between: forks the worker and exits, so that the worker is orphaned
+            # to the parent (the subreaper), not to this server.
+            try:
+                os.close(pid_read)
+                go_between = os.getpid()
+                worker = os.fork()
+                if worker == 0:
+                    os.close(pid_write)
+                    _forked_worker(
+                        server, result_fd, fds, handler, (go_between, parent_pid), marker
+                    )
+                os.write(pid_write, b"%d" % worker)
+            finally:
+                os._exit(0)
+        os.close(pid_write)
+        for fd in fds:
+            os.close(fd)
+        os.wait()  # the go-between: once it is reaped, the parent has adopted the worker
+        pid = os.read(pid_read, 32)
+        os.close(pid_read)
+        _write(result_fd, b"P" + pid + b"\n")
+
+
+def _fork_hazard() -> str:
+    """Why forking this process is unsafe, or "": a second thread (fork copies only this
+    one, and a lock the other held stays locked in the child), or a child process (a
+    sanitizer's symbolizer: every forked worker would share its pipes)."""
+    tasks = os.listdir("/proc/self/task")
+    if len(tasks) != 1:
+        return f"{len(tasks)} threads"
+    with open(f"/proc/self/task/{tasks[0]}/children") as children:
+        if children.read().split():
+            return "a child process"
+    return ""
+
+
+def _warm_symbolizers() -> None:
+    """Have the ASan runtime, if loaded, read this process's modules and their debug
+    information now: each forked worker inherits that, where it would otherwise spend
+    most of a crash (a quarter of a second) reading it again for its report's stack. (A
+    runtime that symbolizes with a helper process would leave it a child of the server:
+    the server then refuses to fork, see ``_fork_forever``.)"""
+    with open("/proc/self/maps") as maps:
+        paths = {line.split()[-1] for line in maps if "/" in line}
+    for path in sorted(paths):
+        if not os.path.basename(path).startswith(_SANITIZER_RUNTIMES):
+            continue
+        try:
+            symbolize = ctypes.CDLL(path, mode=os.RTLD_NOLOAD).__sanitizer_symbolize_pc
+        except (OSError, AttributeError):
+            continue
+        symbolize.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+        symbolize.restype = None
+        answer = ctypes.create_string_buffer(256)
+        symbolize(ctypes.cast(symbolize, ctypes.c_void_p), b"%p %F %L", answer, len(answer))
+
+
+def _forked_worker(server, server_result_fd: int, fds, handler, parents, marker: str):
+    """A worker forked by the server: set up as a started one would be, serve, exit.
+
+    ``parents``: the go-between's pid, then the parent's, who adopts this process once the
+    go-between has exited."""
+    status = 1
+    try:
+        go_between, parent_pid = parents
+        os.setsid()
+        server.close()
+        os.close(server_result_fd)
+        request_fd, result_fd, output_fd = fds
+        os.dup2(output_fd, 1)
+        os.dup2(output_fd, 2)
+        os.close(output_fd)
+        request_fd, result_fd = private_fd(request_fd), private_fd(result_fd)
+        _rename_marker(marker, f"{os.getpid():010d}")
+        while os.getppid() == go_between:
+            os.sched_yield()
+        _die_with_parent(parent_pid)
+        _write(result_fd, b"S\n")
+        _serve(handler, os.fdopen(request_fd, "rb"), result_fd)
+        status = 0
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        os._exit(status)
+
+
+def _rename_marker(name: str, suffix: str) -> None:
+    """Give this process a marker of its own, in place.
+
+    The parent tells a worker's orphans apart by the marker in /proc/PID/environ, which
+    shows the environment block the process was exec'd with: a forked worker shares the
+    server's, so it overwrites the suffix there with one of the same length.
+    """
+    libc = ctypes.CDLL(None)
+    libc.getenv.restype = ctypes.c_void_p
+    address = libc.getenv(name.encode())
+    value = ctypes.string_at(address)
+    base, _, old = value.rpartition(b".")
+    assert len(old) == len(suffix), (value, suffix)
+    ctypes.memmove(address + len(base) + 1, suffix.encode(), len(suffix))
+    os.environ[name] = (base + b"." + suffix.encode()).decode()
 
 
 def _serve(handler, requests, result_fd: int) -> None:

@@ -7,12 +7,13 @@ deduplication by signature, the corpus written at once, minimisation, progress.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
 
 from convcheck import corpus, engines
 from convcheck.case import Case
@@ -22,6 +23,12 @@ from convcheck.shrink import minimize
 
 # What a campaign runs for when nothing else is said.
 DEFAULT_SECONDS = 30.0
+# Cases in a campaign's first batch; each next one is twice as large (``Campaign.batch``).
+FIRST_BATCH = 8
+
+# Called after each batch and each minimised finding, with the cases judged, the seconds
+# since the start, the findings by kind and a note: ``convcheck.progress.Progress`` shows it.
+ProgressHook = Callable[[int, float, Counter, str], None]
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,7 @@ class Stats:
     cases: int = 0
     started: float = field(default_factory=time.monotonic)
     first_found: dict[str, float] = field(default_factory=dict)  # signature key -> seconds
+    explored: float | None = None  # seconds when the engine stopped (minimising follows)
 
     @property
     def elapsed(self) -> float:
@@ -69,26 +77,32 @@ class Campaign:
         judges: Judges,
         corpus_dir: Path | None = None,
         meta: dict | None = None,
-        progress: TextIO | None = None,
+        progress: ProgressHook | None = None,
         known: set[str] = frozenset(),
         budget: Budget = Budget(seconds=DEFAULT_SECONDS),
+        torch_dir: Path | None = None,
     ) -> None:
         self.judges = judges
         self.budget = budget
         self.corpus_dir = corpus_dir
+        # torch's own bugs: default the corpus's torch folder (corpus.torch_folder).
+        self.torch_dir = torch_dir
         self.meta = meta or {}
         self.progress = progress
         self.known = set(known)  # signatures already in the corpus: not new
         self.found: dict[str, Finding] = {}
         self.minimized: set[str] = set()
+        self.minimize_seconds: dict[str, float] = {}  # key -> seconds its shrinking took
         self.stats = Stats()
         # Foreseen native crashes this campaign has confirmed (``Judges.judge``'s thrifty).
         self.confirmations: Counter = Counter()
-        self._last_progress = 0.0
+        self._batches = 0  # judged so far: the first ones are small (``batch``)
 
     def explore(self, engine: str, seed: int) -> None:
         """The named engine proposes cases until the budget is spent."""
         engines.load(engine)(self, seed)
+        self.stats.explored = self.stats.elapsed
+        self._show_progress()  # the final counts (the atheris engine adds its child's last)
 
     # -- what engines call ----------------------------------------------------------
     @property
@@ -101,6 +115,13 @@ class Campaign:
         if budget.seconds is not None and self.stats.elapsed >= budget.seconds:
             return True
         return budget.until_first and bool(self.new_findings(about_kernel=True))
+
+    def batch(self, largest: int) -> int:
+        """How many cases the next batch should hold: a few at first, so that the first
+        findings come within a second of the workers being up, then twice as many each
+        batch up to ``largest`` (large batches spread the workers' round trips); never
+        more than the case budget has room for."""
+        return self.room(min(largest, FIRST_BATCH << min(self._batches, 16)))
 
     def room(self, wanted: int) -> int:
         """How many of ``wanted`` cases the case budget still has room for."""
@@ -120,13 +141,14 @@ class Campaign:
         """Judge the cases; keep every new signature at once. Returns each case's findings
         (none for a case the deadline or a stop left unjudged, which does not count)."""
         judged = self.judges.judge(cases, self.confirmations, self.deadline)
+        self._batches += 1
         per_case = [self.judges.findings(j) if j.complete else [] for j in judged]
         self.stats.cases += sum(j.complete for j in judged)
-        for found in per_case:
+        for j, found in zip(judged, per_case, strict=True):
             for finding in found:
                 kept = self.found.get(finding.key)
                 if kept is None:
-                    self._keep(finding)
+                    self._keep(finding, j.judged_at - self.stats.started)
                 elif finding.key not in self.minimized and complexity(finding.case) < complexity(
                     kept.case
                 ):
@@ -135,13 +157,24 @@ class Campaign:
         self._show_progress()
         return per_case
 
-    def _keep(self, finding: Finding) -> None:
+    def _keep(self, finding: Finding, seconds: float) -> None:
         self.found[finding.key] = finding
-        self.stats.first_found[finding.key] = self.stats.elapsed
-        if self.corpus_dir is not None and finding.key not in self.known:
-            corpus.write(
-                self.corpus_dir, finding, self.judges.revision, self.judges.target, self.meta
-            )
+        self.stats.first_found[finding.key] = seconds
+        if finding.key not in self.known:
+            self._write(finding)
+
+    @property
+    def torch_folder(self) -> Path | None:
+        """Where torch's own bugs are written (None: nowhere)."""
+        if self.corpus_dir is None:
+            return None
+        return corpus.torch_folder(self.corpus_dir, self.torch_dir)
+
+    def _write(self, finding: Finding) -> None:
+        if self.corpus_dir is None:
+            return
+        folder = self.torch_folder if finding.kind == FindingKind.TORCH_BUG else self.corpus_dir
+        corpus.write(folder, finding, self.judges.revision, self.judges.target, self.meta)
 
     # -- after the engines ----------------------------------------------------------
     def minimize_all(
@@ -150,10 +183,14 @@ class Campaign:
         seconds_each: float = 20.0,
         only: Callable[[Finding], bool] | None = None,
         seconds: float | None = None,
+        torch_bugs: bool = False,
     ) -> None:
         """Shrink every new finding, each within ``seconds_each`` and all of them within
-        ``seconds``; what the time leaves unshrunk is kept as found. A stop (a signal)
-        ends it: after one, every candidate is unjudged and so fails at once."""
+        ``seconds``; what the time leaves unshrunk is kept as found. torch's own bugs are
+        left as found unless ``torch_bugs`` (``convcheck minimize`` shrinks one on
+        demand): they are not the kernel's, and their candidates are the slow ones (real
+        computation, torch crashing). A stop (a signal) ends it: after one, every
+        candidate is unjudged and so fails at once."""
         ends = None if seconds is None else time.monotonic() + seconds
         for key, finding in list(self.found.items()):
             left = seconds_each if ends is None else min(seconds_each, ends - time.monotonic())
@@ -164,24 +201,54 @@ class Campaign:
                 continue
             if finding.kind is FindingKind.TOOL_ERROR:  # convcheck's own failure: nothing to shrink
                 continue
+            if finding.kind is FindingKind.TORCH_BUG and not torch_bugs:
+                continue
             if only is not None and not only(finding):
                 continue
-            small = minimize(
-                finding.case, self.judges.keeps(finding.signature), max_evaluations, left
-            )
-            again = [f for f in self.judges.evaluate([small])[0] if f.key == key]
-            if again:
-                self.found[key] = again[0]
-                if self.corpus_dir is not None and key not in self.known:
-                    corpus.write(
-                        self.corpus_dir,
-                        again[0],
-                        self.judges.revision,
-                        self.judges.target,
-                        self.meta,
-                    )
+            # The deadline goes to the judges too: a candidate that hangs is cut there.
+            began = time.monotonic()
+            deadline = began + left
+            keeper = self.judges.keeps(finding.signature, finding.case, deadline)
+            small = minimize(finding.case, keeper, max_evaluations, left)
+            shown = keeper.found.get(small)
+            if shown is None and small != finding.case:
+                # Shrunk by the model alone (overflow, ordering): every judge's outcomes
+                # for the corpus entry.
+                shown = next((f for f in self.judges.evaluate([small])[0] if f.key == key), None)
+            if shown is not None:
+                self.found[key] = shown
+                if key not in self.known:
+                    self._write(shown)
+            self.minimize_seconds[key] = time.monotonic() - began
             self.minimized.add(key)
-            self._show_progress(force=True, note=f"minimised {finding.kind}")
+            self._show_progress(note=f"minimised {finding.kind}")
+        self._merge_equal_cases()
+
+    def _merge_equal_cases(self) -> None:
+        """New findings about the kernel whose minimised cases are one call are one bug
+        showing in several ways: the first by kind (a crash before an infidelity) keeps
+        the others' signatures in ``also``, and their corpus files go."""
+        order = list(FindingKind)
+        by_case: dict[str, list[str]] = {}
+        for key in sorted(self.minimized):
+            finding = self.found.get(key)
+            if finding is None or key in self.known or not finding.about_kernel:
+                continue
+            by_case.setdefault(json.dumps(finding.case.to_json(), sort_keys=True), []).append(key)
+        for keys in by_case.values():
+            if len(keys) < 2:
+                continue
+            keys.sort(key=lambda k: order.index(self.found[k].kind))
+            kept, *merged = keys
+            also = tuple(self.found[k].signature for k in merged)
+            finding = self.found[kept]
+            finding = dataclasses.replace(finding, also=finding.also + also)
+            self.found[kept] = finding
+            for key in merged:
+                del self.found[key]
+                if self.corpus_dir is not None:
+                    corpus.remove(self.corpus_dir, also[merged.index(key)])
+            self._write(finding)
 
     def new_findings(self, about_kernel: bool = False) -> list[Finding]:
         """New this campaign; ``about_kernel`` leaves torch's own bugs out."""
@@ -191,25 +258,10 @@ class Campaign:
             if k not in self.known and (f.about_kernel or not about_kernel)
         ]
 
-    def _show_progress(self, force: bool = False, note: str = "") -> None:
-        if self.progress is None:
-            return
-        now = time.monotonic()
-        if not force and now - self._last_progress < 1.0:
-            return
-        self._last_progress = now
-        kinds = Counter(f.kind for f in self.found.values())
-        rate = self.stats.cases / max(self.stats.elapsed, 1e-9)
-        summary = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) or "none"
-        line = (
-            f"[{self.stats.elapsed:6.1f}s] {self.stats.cases:,} cases ({rate:,.0f}/s); "
-            f"findings: {summary}"
-        )
-        if note:
-            line += f"; {note}"
-        end = "\r" if self.progress.isatty() else "\n"
-        self.progress.write(line.ljust(100) + end)
-        self.progress.flush()
+    def _show_progress(self, note: str = "") -> None:
+        if self.progress is not None:
+            kinds = Counter(f.kind for f in self.found.values())
+            self.progress(self.stats.cases, self.stats.elapsed, kinds, note)
 
 
 def complexity(case: Case) -> int:

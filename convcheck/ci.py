@@ -1,8 +1,9 @@
 """The sanitizer CI job: build, replay the corpus, a time-boxed two-engine campaign.
 
 Everything it finds is minimised, printed as a reproducer, written as a new corpus entry
-under the results folder, and reported as JUnit XML (one test case per corpus entry and
-per campaign) and SARIF. The exit code is the verdict: 0 nothing new, 1 findings.
+under the results folder (torch's own bugs apart, in its torch folder), and reported as
+JUnit XML (one test case per corpus entry and per campaign) and SARIF. The exit code is
+the verdict: 0 nothing new, 1 findings.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TextIO
 from convcheck import campaign, corpus, engines, files, report
 from convcheck.findings import Finding
 from convcheck.judges import Judges
+from convcheck.progress import Progress
 
 
 @dataclass
@@ -30,6 +32,7 @@ class CampaignResult:
     cases: int
     new: list[Finding] = field(default_factory=list)
     skipped: str = ""
+    run: campaign.Campaign | None = None  # for --report: every finding and when it came
 
 
 @dataclass
@@ -57,6 +60,7 @@ def run_ci(
     seed: int,
     progress: TextIO,
     minimize_seconds: float | None = None,
+    torch_dir: Path | None = None,
 ) -> CiResult:
     progress.write(
         f"replaying {len(entries)} corpus entries on {judges.target or judges.revision}\n"
@@ -66,7 +70,7 @@ def run_ci(
         for entry, found in zip(entries, judges.evaluate([e.case for e in entries]), strict=True)
     ]
     unproven = prove_sites(judges.revision, progress)
-    known = {e.key for e in entries}
+    known = {k for e in entries for k in e.keys}
     new_dir = results_dir / "corpus"
     meta = {"found_by": "convcheck ci"}
     results = []
@@ -79,12 +83,13 @@ def run_ci(
             results.append(CampaignResult(name, 0.0, 0, skipped=why))
             continue
         progress.write(f"campaign: {name} engine for {share.describe()}\n")
-        run = campaign.Campaign(judges, new_dir, meta, progress, known, share)
-        run.explore(name, seed)
-        run.minimize_all(only=lambda f: f.about_kernel, seconds=minimize_seconds)
+        with Progress(progress, share, name) as shown:
+            run = campaign.Campaign(judges, new_dir, meta, shown, known, share, torch_dir)
+            run.explore(name, seed)
+            run.minimize_all(only=lambda f: f.about_kernel, seconds=minimize_seconds)
         new = run.new_findings()
-        known |= {f.key for f in new}
-        results.append(CampaignResult(name, run.stats.elapsed, run.stats.cases, new))
+        known |= {k for f in new for k in f.keys}
+        results.append(CampaignResult(name, run.stats.elapsed, run.stats.cases, new, run=run))
     outcome = CiResult(replayed, results, judges.stopped, unproven)
     write_results(results_dir, outcome)
     return outcome

@@ -18,6 +18,7 @@ from typing import TextIO
 
 from convcheck import engines, files, model
 from convcheck.case import Case
+from convcheck.check_ids import COMPARE, describe_unknown, load_map
 from convcheck.errors import ConvcheckError
 from convcheck.report import format_trace
 from convcheck.validation import check_positive_int, check_seconds
@@ -86,13 +87,27 @@ def _open_judges(args, use_torch: bool | None = None):
             raise ConvcheckError(
                 "torch is not installed: pip install torch==2.13.0, or pass --no-torch"
             )
+    check_map, compare = getattr(args, "check_map", None), getattr(args, "compare", "id")
+    if (check_map is not None or compare != "id") and args.target is None:
+        raise ConvcheckError(
+            "--check-map and --compare verdict are for a --target with check ids of its own"
+        )
     return Judges(
         revision=args.revision,
         target=args.target,
         jobs=args.jobs,
         use_torch=torch_wanted,
         timeout=args.timeout,
+        check_map=check_map,
+        compare=compare,
     )
+
+
+def _unknown_ids(judges, stdout: TextIO) -> None:
+    """The target's ids that no map reads, once, at the end."""
+    text = describe_unknown(judges.ids.unknown)
+    if text:
+        stdout.write(text + "\n")
 
 
 def _meta(args) -> dict:
@@ -111,6 +126,7 @@ def cmd_judge(args, stdout: TextIO, stderr: TextIO) -> int:
     with _open_judges(args) as judges:
         judgement = judges.judge([case])[0]
         found = judges.findings(judgement)
+    _unknown_ids(judges, stderr if args.json else stdout)
     if args.json:
         data = {name: o.to_json() for name, o in judgement.outcomes().items()}
         if judgement.torch is not None:
@@ -130,19 +146,54 @@ def cmd_judge(args, stdout: TextIO, stderr: TextIO) -> int:
 
 def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
     from convcheck import campaign, corpus
-    from convcheck.report import format_campaign
+    from convcheck.progress import Progress
+    from convcheck.report import campaign_summary, format_campaign, write_report
 
     corpus_dir = files.folder(Path(args.corpus), "corpus folder", probe=True)
-    known = {e.key for e in corpus.load_all(corpus_dir)}
-    with _open_judges(args) as judges, judges.stop_on_signals():
-        run = campaign.Campaign(judges, corpus_dir, _meta(args), stderr, known, _budget(args))
+    torch_dir = _torch_folder(args, corpus_dir)
+    known = {k for e in corpus.load_all(corpus_dir, torch_dir) for k in e.keys}
+    _check_report(args)
+    budget = _budget(args)
+    with (
+        _open_judges(args) as judges,
+        judges.stop_on_signals(),
+        Progress(stderr, budget, args.engine) as progress,
+    ):
+        run = campaign.Campaign(judges, corpus_dir, _meta(args), progress, known, budget, torch_dir)
         run.explore(args.engine, args.seed)
         if not args.no_minimize:
             run.minimize_all(seconds=args.minimize_time)
-    stdout.write(format_campaign(run, args) + "\n")
+    write_report(format_campaign(run, args), stdout)
+    _unknown_ids(judges, stdout)
+    if args.report:
+        from convcheck.report_html import fuzz_report
+
+        written = fuzz_report(Path(args.report), run, args, campaign_summary(run, args))
+        stdout.write(f"report: {files.shown(written)}\n")
     if judges.stopped:
         stderr.write("convcheck: stopped by a signal; the report holds what was found until then\n")
     return FOUND if run.new_findings(about_kernel=True) else OK
+
+
+def _torch_folder(args, corpus_dir: Path) -> Path:
+    """Where torch's own bugs go (``--torch-bugs``, default the corpus's torch folder),
+    proven writable before the campaign when torch judges."""
+    from convcheck import corpus
+
+    torch_dir = corpus.torch_folder(corpus_dir, args.torch_bugs and Path(args.torch_bugs))
+    if not args.no_torch:
+        files.folder(torch_dir, "torch folder", probe=True)
+    return torch_dir
+
+
+def _check_report(args) -> None:
+    """``--report``: before a campaign, not after it, a report that cannot be drawn or
+    written is a set-up error."""
+    if args.report:
+        from convcheck.report_html import check_available
+
+        check_available()
+        files.folder(Path(args.report).parent, "report folder", probe=True)
 
 
 def _budget(args):
@@ -157,23 +208,46 @@ def _budget(args):
 
 
 def cmd_replay(args, stdout: TextIO, stderr: TextIO) -> int:
+    """Every entry by its kind: the kernel's must be clean (or, with --expect-reproduce,
+    still show their finding); torch's own bugs are reported, never the kernel's failure."""
     from convcheck import corpus
+    from convcheck.findings import FindingKind
 
     entries = corpus.load_all(Path(args.corpus))
-    failed = 0
+    failed = torch_bugs = torch_still = 0
     with _open_judges(args) as judges:
         results = judges.evaluate([e.case for e in entries])
+        torch_version = judges.torch.torch_version if judges.torch is not None else None
     for entry, found in zip(entries, results, strict=True):
         keys = {f.key for f in found}
+        if entry.kind == FindingKind.TORCH_BUG:
+            torch_bugs += 1
+            torch_still += entry.key in keys
+            if torch_version is None:
+                status = "torch's own bug: not replayed (--no-torch)"
+            elif entry.key in keys:
+                status = f"torch's own bug: still in torch {torch_version}"
+            else:
+                status = f"torch's own bug: gone in torch {torch_version}"
+            stdout.write(f"{entry.name:<60} {status}\n")
+            continue
         if args.expect_reproduce:
             ok = entry.key in keys
             status = "reproduces" if ok else "does NOT reproduce"
         else:
-            ok = not found
-            status = "clean" if ok else "; ".join(f.describe() for f in found)
+            kernel = [f for f in found if f.about_kernel]
+            ok = not kernel
+            status = "clean" if ok else "; ".join(f.describe() for f in kernel)
         failed += not ok
         stdout.write(f"{entry.name:<60} {status}\n")
-    stdout.write(f"{len(entries)} entries, {len(entries) - failed} passed, {failed} failed\n")
+    kernel_entries = len(entries) - torch_bugs
+    summary = f"{len(entries)} entries, {kernel_entries - failed} passed, {failed} failed"
+    if torch_bugs:
+        summary += f"; {torch_bugs} of torch's own bugs, never the kernel's"
+        if torch_version is not None:
+            summary += f" ({torch_still} still in torch {torch_version})"
+    stdout.write(summary + "\n")
+    _unknown_ids(judges, stdout)
     return FOUND if failed else OK
 
 
@@ -193,7 +267,7 @@ def cmd_minimize(args, stdout: TextIO, stderr: TextIO) -> int:
             )
             return OK
         target = found[0]
-        shrinker = Shrinker(judges.keeps(target.signature))
+        shrinker = Shrinker(judges.keeps(target.signature, case))
         small = shrinker.shrink(case)
     stdout.write(f"finding: {target.describe()}\nsignature: {target.key}\n")
     if args.verbose:
@@ -215,6 +289,7 @@ def cmd_ci(args, stdout: TextIO, stderr: TextIO) -> int:
     # results folder that cannot be written.
     entries = corpus.load_all(Path(args.corpus))
     files.folder(Path(args.results), "results folder", probe=True)
+    _check_report(args)
     if args.target is None:
         build_library(args.revision, sanitized=True)
     with _open_judges(args) as judges, judges.stop_on_signals():
@@ -226,10 +301,16 @@ def cmd_ci(args, stdout: TextIO, stderr: TextIO) -> int:
             args.seed,
             stderr,
             args.minimize_time,
+            args.torch_bugs and Path(args.torch_bugs),
         )
-    stdout.write(format_ci(result) + "\n")
+    stdout.write(format_ci(result, args.show_torch_bugs) + "\n")
+    _unknown_ids(judges, stdout)
     results = files.shown(args.results)
     stdout.write(f"results: {results}/junit.xml, {results}/results.sarif\n")
+    if args.report:
+        from convcheck.report_html import ci_report
+
+        stdout.write(f"report: {files.shown(ci_report(Path(args.report), result, args))}\n")
     if result.failed:
         return FOUND
     if result.stopped:
@@ -287,6 +368,21 @@ def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
     return OK if all_proven and not differ else FOUND
 
 
+def cmd_merge(args, stdout: TextIO, stderr: TextIO) -> int:
+    """Exit 1 when the merge has something to review: new, changed or vanished."""
+    from convcheck.merge import merge, read_folder
+
+    # Every folder read before the workers start: a bad file is exit 2 at once.
+    for directory in args.dirs:
+        read_folder(Path(directory), args.revision, args.target)
+    with _open_judges(args) as judges, judges.stop_on_signals():
+        result = merge(
+            judges, Path(args.out), [Path(d) for d in args.dirs], _meta(args), args.prune
+        )
+    stdout.write(result.describe() + "\n")
+    return FOUND if result.differs else OK
+
+
 def cmd_build(args, stdout: TextIO, stderr: TextIO) -> int:
     from convcheck.native.build import build_library
 
@@ -336,6 +432,31 @@ def _judges(parser: argparse.ArgumentParser, torch_flag: bool = True) -> None:
     )
     if torch_flag:
         parser.add_argument("--no-torch", action="store_true", help="leave torch out")
+    parser.add_argument(
+        "--check-map",
+        metavar="FILE",
+        type=load_map,  # read at once: a malformed map is a usage error before any work
+        help="JSON from the target's check ids (or regexes) to those of docs/checks.md",
+    )
+    parser.add_argument(
+        "--compare",
+        choices=COMPARE,
+        default="id",
+        help="'verdict': ignore the target's check ids (verdict, sizes, crash kind only)",
+    )
+
+
+def _torch_options(parser: argparse.ArgumentParser, default: str = "CORPUS/torch") -> None:
+    parser.add_argument(
+        "--torch-bugs",
+        metavar="DIR",
+        help=f"folder for torch's own bugs, apart from the kernel's findings (default {default})",
+    )
+    parser.add_argument(
+        "--show-torch-bugs",
+        action="store_true",
+        help="list torch's own bugs in the report (default: one counted line)",
+    )
 
 
 def _budget_options(parser: argparse.ArgumentParser, default_time: float) -> None:
@@ -357,6 +478,12 @@ def _budget_options(parser: argparse.ArgumentParser, default_time: float) -> Non
         help="seconds for minimising the new findings, all together (default 60)",
     )
     parser.set_defaults(default_time=default_time)
+
+
+def _report_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--report", help="also write an HTML report here: the table and findings over time"
+    )
 
 
 def _checked(name: str, convert: Callable, check: Callable) -> Callable[[str], object]:
@@ -402,6 +529,8 @@ def _parser() -> _Parser:
     )
     fuzz.add_argument("--corpus", default="corpus", help="folder for findings (default corpus/)")
     fuzz.add_argument("--no-minimize", action="store_true")
+    _torch_options(fuzz)
+    _report_option(fuzz)
     fuzz.set_defaults(func=cmd_fuzz)
 
     replay = sub.add_parser("replay", help="run every corpus entry; exit 1 on any finding")
@@ -428,6 +557,8 @@ def _parser() -> _Parser:
     _budget_options(ci, default_time=120.0)
     ci.add_argument("--corpus", default="corpus", help="the corpus to replay (default corpus/)")
     ci.add_argument("--results", default="results", help="JUnit, SARIF and new findings go here")
+    _torch_options(ci, "RESULTS/corpus/torch")
+    _report_option(ci)
     ci.set_defaults(func=cmd_ci)
 
     prove = sub.add_parser("prove", help="solve every arithmetic site of the model")
@@ -451,6 +582,22 @@ def _parser() -> _Parser:
         help="also solve for calls one revision accepts and this one rejects, or the reverse",
     )
     prove.set_defaults(func=cmd_prove)
+
+    merge = sub.add_parser(
+        "merge", help="merge corpora into OUT by signature, every case re-judged here"
+    )
+    merge.add_argument("out", help="the corpus folder to merge into (its entries take part)")
+    merge.add_argument(
+        "dirs",
+        nargs="+",
+        metavar="DIR",
+        help="corpus folders, case files, raw fuzzer inputs (a ClusterFuzzLite corpus)",
+    )
+    merge.add_argument(
+        "--prune", action="store_true", help="remove OUT's entries that vanished or changed"
+    )
+    _judges(merge)
+    merge.set_defaults(func=cmd_merge)
 
     build = sub.add_parser(
         "build", help="build the embedded kernel, sanitized and plain, and solve its cases"

@@ -21,10 +21,22 @@ from typing import Any
 from convcheck import files
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError, InvalidCase, value_repr
-from convcheck.findings import Finding, FindingKind
+from convcheck.findings import (
+    Finding,
+    FindingKind,
+    crash_site_family,
+    function_family,
+    parting,
+    point,
+    signature_keys,
+)
 from convcheck.model import REVISIONS
+from convcheck.outcome import Outcome
 
 FORMAT_VERSION = 1
+# torch's own bugs live apart from the kernel's findings, in this subfolder of a corpus
+# (or a folder of the user's choosing): a kernel team replays and triages only its own.
+TORCH_FOLDER = "torch"
 # A name is shown in reports, used as a test id and as a file name: nothing else.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 
@@ -39,10 +51,16 @@ class Entry:
     case: Case
     explanation: str
     path: Path | None = None
+    also: tuple[tuple[str, ...], ...] = ()  # signatures merged into this entry
 
     @property
     def key(self) -> str:
         return " | ".join(self.signature)
+
+    @property
+    def keys(self) -> set[str]:
+        """Every signature this entry stands for: its own and the ones merged into it."""
+        return signature_keys(self.signature, self.also)
 
 
 def entry_name(signature: tuple[str, ...]) -> str:
@@ -62,6 +80,7 @@ def to_json(finding: Finding, revision: str, target: str | None, meta: dict[str,
         "explanation": finding.explanation,
         "case": finding.case.to_json(),
         "outcomes": {judge: o.to_json() for judge, o in finding.outcomes.items()},
+        **({"also": [list(s) for s in finding.also]} if finding.also else {}),
         **meta,
     }
 
@@ -73,6 +92,11 @@ def write(directory: Path, finding: Finding, revision: str, target: str | None, 
     data = to_json(finding, revision, target, meta)
     text = json.dumps(data, indent=2, sort_keys=True) + "\n"
     return files.write_atomically(directory / f"{data['name']}.json", text, "corpus folder")
+
+
+def remove(directory: Path, signature: tuple[str, ...]) -> None:
+    """Remove the entry a signature names, if it is there (merged into another one)."""
+    (directory / f"{entry_name(signature)}.json").unlink(missing_ok=True)
 
 
 def load(path: Path) -> Entry:
@@ -104,6 +128,14 @@ def parse(data: bytes, path: Path) -> Entry:
         raise ConvcheckError(
             f"{where}: signature must be a list of strings, got {value_repr(signature)}"
         )
+    kind, signature = _migrated(obj["kind"], tuple(signature), obj, where)
+    also = obj.get("also", [])
+    if not isinstance(also, list) or not all(
+        isinstance(s, list) and s and all(map(_is_text, s)) for s in also
+    ):
+        raise ConvcheckError(
+            f"{where}: also must be a list of signatures (lists of strings), got {value_repr(also)}"
+        )
     name = obj.get("name", path.stem)
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ConvcheckError(
@@ -124,18 +156,83 @@ def parse(data: bytes, path: Path) -> Entry:
         raise ConvcheckError(f"{where}: {field}") from None
     return Entry(
         name=name,
-        kind=obj["kind"],
-        signature=tuple(signature),
+        kind=kind,
+        signature=signature,
         revision=obj["revision"],
         target=target,
         case=case,
         explanation=explanation,
         path=path,
+        also=tuple(tuple(s) for s in also),
     )
 
 
-def load_all(directory: Path) -> list[Entry]:
-    return [load(directory / n) for n in files.json_names(directory, "corpus folder")]
+# An outcome's category, as signatures before root-cause signatures held them.
+_OLD_CATEGORY = re.compile(r"accept|hang|reject \S+|crash .+")
+
+
+def _migrated(kind: str, signature: tuple[str, ...], obj: dict, where: str):
+    """An entry's (kind, signature) in today's terms. Entries written before signatures
+    were root causes keep loading: an infidelity keyed on two outcomes ("reject X",
+    "accept") is keyed where they part, or becomes the crash it was; a crash keyed on a C
+    function's first word is keyed on its folded family (from the stored site)."""
+    revision = obj["revision"]
+    if kind == "infidelity" and len(signature) == 3:
+        if all(_OLD_CATEGORY.fullmatch(part) for part in signature[1:]):
+            predicted, actual = (_old_outcome(part) for part in signature[1:])
+            where_parted = parting(predicted, actual, revision)
+            if where_parted is not None:
+                return kind, (kind, *where_parted)
+            return _migrated_crash(signature, obj, where, None)
+    if kind == "crash" and len(signature) == 3:
+        old_site = Outcome.crashed(signature[1], signature[2])
+        if point(old_site, revision) is None and signature[1] != "hang":
+            folded = (kind, signature[1], function_family(signature[2]))
+            return _migrated_crash(signature, obj, where, folded)
+    return kind, signature
+
+
+def _old_outcome(category: str) -> Outcome:
+    verdict, _, rest = category.partition(" ")
+    if verdict == "reject":
+        return Outcome.reject(rest)
+    if verdict == "crash":
+        return Outcome.crashed(rest)
+    return Outcome.hung() if verdict == "hang" else Outcome.accept(())
+
+
+def _migrated_crash(signature: tuple[str, ...], obj: dict, where: str, folded):
+    """The crash finding of an old entry, from the kernel's crash its outcomes stored, or
+    ``folded`` when they hold none."""
+    outcomes = obj.get("outcomes")
+    for judge in ("native_run", "native"):
+        stored = outcomes.get(judge) if isinstance(outcomes, dict) else None
+        crash = stored.get("crash") if isinstance(stored, dict) else None
+        if isinstance(crash, dict) and isinstance(crash.get("kind"), str):
+            site = crash.get("site") if isinstance(crash.get("site"), str) else ""
+            return "crash", ("crash", crash["kind"], crash_site_family(site))
+    if folded is not None:
+        return "crash", folded
+    raise ConvcheckError(
+        f"{where}: signature {' | '.join(signature)!r} is of an older convcheck and names a "
+        "crash, but outcomes.native has none to key it on: judge the case again "
+        "(convcheck judge) and save it anew"
+    )
+
+
+def load_all(directory: Path, torch_dir: Path | None = None) -> list[Entry]:
+    """The entries of a corpus folder, then those of its torch folder (``torch_dir``,
+    default ``directory/torch``) when that exists."""
+    entries = [load(directory / n) for n in files.json_names(directory, "corpus folder")]
+    torch_dir = torch_folder(directory, torch_dir)
+    if torch_dir.is_dir() and torch_dir.resolve() != directory.resolve():
+        entries += [load(torch_dir / n) for n in files.json_names(torch_dir, "torch folder")]
+    return entries
+
+
+def torch_folder(directory: Path, torch_dir: Path | None = None) -> Path:
+    """Where torch's own bugs go: ``torch_dir`` if given, else the corpus's torch folder."""
+    return directory / TORCH_FOLDER if torch_dir is None else torch_dir
 
 
 def _is_text(value: Any) -> bool:

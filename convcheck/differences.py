@@ -14,7 +14,8 @@ PR 24385 (``shared/reference/pr-24385-thread.txt``) names is: so it does NOT con
   used before it is validated (groups = 0 divides by zero);
 * the missing bounds on stride, padding and dilation, the output size narrowed to 32 bits
   (``params-32bit``, ``size-type-32bit`` and ``stride-type-32bit`` apply to ``current``
-  only: legacy's int32 overflow of out's strides is a crash, not a difference);
+  only: legacy's int32 overflow of out's, input's or weight's strides is a crash, not a
+  difference);
 * the missing kernel-dim-0, kernel-larger-than-padded-input and empty-spatial checks;
 * legacy's same-dim-order requirement for input and out (lifted upstream for Conv3d
   export: reported as over-strict on legacy).
@@ -123,7 +124,9 @@ def _size_type(c: _Context) -> bool:
 
 
 def _stride_type(c: _Context) -> bool:
-    return c.revision == "current" and c.kernel_rejects("output.stride_too_large")
+    return c.revision == "current" and c.kernel_rejects(
+        "output.stride_too_large", "input.stride_too_large", "weight.stride_too_large"
+    )
 
 
 def _empty(c: _Context) -> bool:
@@ -258,7 +261,8 @@ DIFFERENCES: tuple[_Entry, ...] = (
             "stride-type-32bit",
             "ExecuTorch's tensor strides are int32 too, computed from the sizes with a size of "
             "0 counting as 1: current rejects an out whose strides would pass INT32_MAX, even "
-            "an empty one, where torch's int64 strides hold them.",
+            "an empty one, and, when the loops run, an input or weight whose strides would, "
+            "where torch's int64 strides hold them.",
         ),
         _stride_type,
     ),

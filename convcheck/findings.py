@@ -7,6 +7,7 @@ deduplication and minimisation preserve, and what names its corpus file.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -59,6 +60,9 @@ class Finding:
     case: Case
     outcomes: dict[str, Outcome] = field(compare=False)
     explanation: str = field(compare=False, default="")
+    # The signatures of findings merged into this one: one bug showing in several ways on
+    # the same minimised call (``Campaign.minimize_all``).
+    also: tuple[tuple[str, ...], ...] = field(compare=False, default=())
 
     def __post_init__(self) -> None:
         # A kind given as its corpus string is that kind; an unknown one is a ValueError.
@@ -69,6 +73,11 @@ class Finding:
         return " | ".join(self.signature)
 
     @property
+    def keys(self) -> set[str]:
+        """Every signature this finding stands for: its own and the ones merged into it."""
+        return signature_keys(self.signature, self.also)
+
+    @property
     def about_kernel(self) -> bool:
         return self.kind.about_kernel
 
@@ -76,11 +85,71 @@ class Finding:
         return f"{self.kind}: {self.explanation}"
 
 
+# A per-dtype instance of one function (``load_float32``, ``store_bfloat16``): one bug.
+_DTYPE_PART = re.compile(
+    r"_(?:u?int(?:8|16|32|64)|float(?:16|32|64)|bfloat16|half|double|bool)(?=_|\b|$)"
+)
+_QUALIFIERS = {"const", "volatile", "&", "&&", "noexcept"}
+_LOCATION = re.compile(r"\s+(\S+:\d+)$")
+# The longest crash site a signature keeps: a C++ name folded is short; a stranger is cut.
+_SITE_LIMIT = 80
+
+
+def _strip_bracketed(text: str, opening: str, closing: str) -> str:
+    """``text`` without anything between ``opening`` and its matching ``closing``."""
+    kept, depth = [], 0
+    for char in text:
+        if char == opening:
+            depth += 1
+        elif char == closing and depth:
+            depth -= 1
+        elif not depth:
+            kept.append(char)
+    return "".join(kept)
+
+
+def function_family(function: str) -> str:
+    """A function's name with its instances folded: per-dtype C twins, and C++ template
+    arguments, return type, parameter lists and qualifiers (a demangled
+    ``void ns::conv<float>(Tensor const&) const`` is ``ns::conv``)."""
+    name = function.replace("(anonymous namespace)", "{anonymous}")
+    name = _strip_bracketed(name, "<", ">")
+    name = _strip_bracketed(name, "(", ")")
+    # The name is the last word but the qualifiers: a return type comes before it.
+    words = [w for w in name.split() if w not in _QUALIFIERS]
+    name = words[-1] if words else ""
+    name = _DTYPE_PART.sub("", name)
+    return model.site_family(name)[:_SITE_LIMIT] or "?"
+
+
+def split_site(site: str | None) -> tuple[str, str]:
+    """A sanitizer site ``function file:line`` as (function, location); either may be ""."""
+    site = (site or "").strip()
+    match = _LOCATION.search(site)
+    if match:
+        return site[: match.start()], match[1]
+    if re.fullmatch(r"\S+:\d+", site):
+        return "", site
+    return site, ""
+
+
+def signature_keys(signature: tuple[str, ...], also=()) -> set[str]:
+    return {" | ".join(s) for s in (signature, *also)}
+
+
 def crash_site_family(site: str | None) -> str:
-    """A sanitizer site is ``function file:line``; the function names the bug."""
-    if not site:
-        return "?"
-    return model.site_family(site.split()[0])
+    """A sanitizer site is ``function file:line``; the function's family names the bug
+    (a site with no function keeps its file and line)."""
+    function, location = split_site(site)
+    if function:
+        return function_family(function)
+    return location or "?"
+
+
+def short_site(site: str | None) -> str:
+    """A crash site for people, short: the function's family and where it is."""
+    function, location = split_site(site)
+    return " ".join(part for part in (function and function_family(function), location) if part)
 
 
 def values_differ(dtype: str, a: tuple[float, ...], b: tuple[float, ...]) -> str | None:
@@ -109,7 +178,9 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
     found: list[Finding] = []
 
     def add(kind: FindingKind, signature: tuple[str, ...], explanation: str) -> None:
-        found.append(Finding(kind, (kind.value, *signature), case, out, explanation))
+        signature = (kind.value, *signature)
+        if all(f.signature != signature for f in found):
+            found.append(Finding(kind, signature, case, out, explanation))
 
     for mf in j.model_findings:
         add(FindingKind(mf.kind), (model.site_family(mf.site),), mf.detail)
@@ -124,19 +195,34 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
         return found  # nothing the kernel said can be compared
 
     kernel = j.kernel
+    parted = False
     if kernel is not None and kernel.verdict in (CRASH, HANG):
+        foreseen = j.predicted(with_loops=j.native_run is not None)
+        what = "hang" if kernel.verdict == HANG else f"crash {kernel.crash_kind}"
+        what = f"native {what} at {short_site(kernel.crash_site) or '?'}"
         # Where the model foresaw this crash, its step names the bug better than the C
         # function that happened to fault (a bias over-read faults in a per-dtype loader).
-        foreseen = j.predicted(with_loops=j.native_run is not None)
         if foreseen.verdict == CRASH and foreseen.crash_kind == kernel.crash_kind:
-            site = model.site_family(foreseen.crash_site)
+            add(
+                FindingKind.CRASH,
+                (kernel.crash_kind, model.site_family(foreseen.crash_site)),
+                f"{what}, as the model predicts",
+            )
+        elif _passed_rejection(j, kernel, foreseen):
+            # The kernel went past a check it should have applied: that check is the bug,
+            # the crash what came of it (one finding, however it crashed afterwards).
+            parted = True
+            add(
+                FindingKind.INFIDELITY,
+                (foreseen.check, "kernel passes"),
+                f"model predicts {foreseen.describe()}; the kernel passes it: {what}",
+            )
         else:
-            site = crash_site_family(kernel.crash_site)
-        add(
-            FindingKind.CRASH,
-            (kernel.crash_kind or kernel.verdict, site),
-            f"native {kernel.describe()}",
-        )
+            add(
+                FindingKind.CRASH,
+                (kernel.crash_kind or kernel.verdict, crash_site_family(kernel.crash_site)),
+                f"{what}; the model predicts {foreseen.describe()}",
+            )
 
     for name, actual, with_loops in (
         ("native", j.native_check, False),
@@ -145,10 +231,14 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
         if actual is None:
             continue
         predicted = j.predicted(with_loops)
-        if not predicted.agrees(actual):
+        if predicted.agrees(actual):
+            continue
+        parted = True
+        where = parting(predicted, actual, j.revision)
+        if where is not None:
             add(
                 FindingKind.INFIDELITY,
-                (predicted.category, actual.category),
+                where,
                 f"model predicts {predicted.describe()}, {name} gives {actual.describe()}",
             )
 
@@ -163,12 +253,19 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
         summary = re.sub(r"\d+", "N", verdict.torch_bug.split(";")[0])
         summary = re.sub(r"\[[N, ]*\]", "[...]", summary)
         add(FindingKind.TORCH_BUG, (summary,), verdict.torch_bug)
+    # Where the kernel parts from the model, the kernel-torch disagreement on the same call
+    # is that bug again: torch judges the model's semantics on calls the kernel implements.
     if (
-        kernel is None
+        parted
+        or kernel is None
         or kernel.verdict not in (ACCEPT, REJECT)
         or torch_outcome.verdict not in (ACCEPT, REJECT)
     ):
         return found
+    if kernel.verdict == ACCEPT and _torch_inconsistent(verdict):
+        # torch refuses only in one backend: its other path's answer is torch's (the
+        # disagreement itself is the torch-bug above), not a check the kernel misses.
+        torch_outcome = verdict.no_onednn
     if explain_difference is not None and explain_difference(
         case, j.revision, kernel, torch_outcome, verdict
     ):
@@ -197,6 +294,99 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
             if why:
                 add(FindingKind.WRONG_RESULT, ("values",), why)
     return found
+
+
+# A backend's own refusal, not a check of the call: oneDNN's, or the Empty backend's
+# indexing of an empty weight.
+BACKEND_REFUSALS = ("torch.onednn", "torch.empty_select", "torch.empty_broadcast")
+
+
+def _torch_inconsistent(verdict) -> bool:
+    """torch refuses the call in a backend of its own (``BACKEND_REFUSALS``), and its
+    other path (oneDNN off) accepts it."""
+    other = getattr(verdict, "no_onednn", None)
+    return (
+        verdict.outcome.check in BACKEND_REFUSALS and other is not None and other.verdict == ACCEPT
+    )
+
+
+@functools.cache
+def _positions(revision: str) -> dict[str, tuple[int, int]]:
+    """Where each check id and each step sits in the revision's order: (step, check)."""
+    module = model.revision_module(revision)
+    found: dict[str, tuple[int, int]] = {}
+    for i, step in enumerate(module.STEPS):
+        found[step.__name__] = (i, 0)
+        for j, check in enumerate(module.CHECKS.get(step.__name__, ()), start=1):
+            found[check] = (i, j)
+    found["accept"] = (len(module.STEPS), 0)
+    return found
+
+
+def point(outcome: Outcome, revision: str) -> tuple[tuple[int, int], str] | None:
+    """Where in the revision's order of checks an answer stops, and its name there: a
+    rejection at its check id, undefined behaviour at the start of its site's step (named
+    by the site's family), an acceptance after every step. None for a check id or a site
+    the revision does not have (another revision's, a foreign target's own name)."""
+    positions = _positions(model.check_revision(revision))
+    if outcome.verdict == "reject":
+        name = outcome.check or ""
+        key = name
+    elif outcome.verdict == "crash":
+        name = model.site_family(outcome.crash_site or "")
+        key = name.split(".")[0]
+    elif outcome.verdict == "accept":
+        name = key = "accept"
+    else:
+        return None
+    position = positions.get(key)
+    return None if position is None else (position, name)
+
+
+def parting(predicted: Outcome, actual: Outcome, revision: str) -> tuple[str, str] | None:
+    """Where the kernel parts from the model, as an infidelity's signature: the first point
+    of the revision's order of checks (docs/checks.md) at which their answers differ, and
+    which way. The kernel's own check id is never part of it (a target names its checks as
+    it likes); a kernel that crashed or hung has its crash finding instead (None).
+
+    - it rejects at a check before the model's stop: (that check, "kernel rejects");
+    - it passes the point where the model stops (a check id, or a UB site the kernel
+      survives), rejecting later or accepting: (the model's point, "kernel passes");
+    - it rejects with an id this revision does not have: (the model's point, "kernel
+      rejects another id");
+    - both accept: ("output_sizes", "sizes differ").
+    """
+    if actual.verdict in (CRASH, HANG):
+        return None
+    if predicted.verdict == ACCEPT and actual.verdict == ACCEPT:
+        return ("output_sizes", "sizes differ")
+    model_point = point(predicted, revision)
+    kernel_point = point(actual, revision)
+    if model_point is None:  # a target's own expectation, outside the revision's order
+        return (predicted.category, "kernel differs")
+    if kernel_point is None:
+        return (model_point[1], "kernel rejects another id")
+    if kernel_point[0] < model_point[0]:
+        return (kernel_point[1], "kernel rejects")
+    if kernel_point[0] > model_point[0]:
+        return (model_point[1], "kernel passes")
+    return (model_point[1], "kernel differs")
+
+
+def _passed_rejection(j: Judgement, kernel: Outcome, predicted: Outcome) -> bool:
+    """Did the crashed kernel pass the check at which the model rejects the call? Surely
+    on the run entry after the check entry accepted the call (the loops crashed), and on
+    the check entry when the C function that crashed is a step after that check (our
+    kernel names its steps ``step_<name>``; a target's own functions place nothing)."""
+    if predicted.verdict != REJECT:
+        return False
+    checked = j.native_check
+    if kernel is j.native_run and checked is not None and checked.verdict == ACCEPT:
+        return True
+    step = re.sub(r"^(?:cc_)?step_", "", split_site(kernel.crash_site)[0])
+    crashed = point(Outcome.crashed(kernel.crash_kind or "", step), j.revision)
+    rejected = point(predicted, j.revision)
+    return None not in (crashed, rejected) and crashed[0] > rejected[0]
 
 
 def _unjudged(j: Judgement) -> list[tuple[str, Outcome]]:

@@ -162,6 +162,32 @@ def build_case(src: Source, small: bool = False) -> Case:
     )
 
 
+def empty_input_with_strides_past_int32(src: Source) -> Case:
+    """A transposed 2-D call whose input is empty (a spatial dim of 0) while its channels
+    times its other spatial dim pass INT32_MAX: its strides, in which a size of 0 counts
+    as 1, do not fit int32, yet out is small and not empty, so the loops run and compute
+    them. ``build_case`` almost never makes one: it needs a 0, a huge size, and the padding
+    that brings that size's output back to a few positions, all at once."""
+    channels = src.choice((2, 3, 64, 1024))
+    width = INT32_MAX // channels + 1 + src.integer(0, 2)
+    kernel = src.integer(2, 3)  # the empty dim's output size is kernel - 1
+    out_width = src.integer(1, 3)
+    out_width += (width - out_width) % 2  # out width = width - 2 * padding
+    bias = TensorSpec((1,), "float32") if src.chance(0.5) else None
+    return Case(
+        input=TensorSpec((1, channels, 0, width), "float32"),
+        weight=TensorSpec((channels, 1, kernel, 1), "float32"),
+        bias=bias,
+        out=TensorSpec((1, 1, 1, 1), "float32"),
+        stride=(1, 1),
+        padding=(0, (width - out_width) // 2),
+        dilation=(1, 1),
+        transposed=True,
+        output_padding=(0, 0),
+        groups=1,
+    )
+
+
 def random_cases(seed: int, count: int, small: bool = False) -> list[Case]:
     src = RandomSource(seed)
     return [build_case(src, small) for _ in range(count)]

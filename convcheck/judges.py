@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from convcheck import model
 from convcheck.case import Case
+from convcheck.check_ids import CHECK_IDS, CheckMap, IdReader
 from convcheck.errors import ConvcheckError
 from convcheck.findings import Finding, findings
 from convcheck.outcome import ACCEPT, CRASH, Outcome
@@ -46,6 +48,9 @@ class Judgement:
     # False when the native judge never answered (a deadline or a stop cut the batch
     # short): such a judgement is no evidence either way, and yields no findings.
     complete: bool = True
+    # When the last judge's answer for this case was in (``time.monotonic()``): a
+    # finding's time is its own case's, not its batch's end.
+    judged_at: float = 0.0
 
     @property
     def kernel(self) -> Outcome | None:
@@ -84,12 +89,16 @@ class Judges:
         use_native: bool = True,
         use_torch: bool = True,
         timeout: float = 10.0,
+        check_map: CheckMap | None = None,
+        compare: str = "id",
     ) -> None:
         model.revision_module(revision)  # an unknown revision fails here, before workers
         self.revision = revision
         self.target = target
         self.jobs = jobs
         self.stopped = False
+        # The target's check ids, read as ours; the ids it cannot read, counted.
+        self.ids = IdReader(check_map, compare, _known_ids(target))
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="convcheck-native")
         self.native = None
         self.torch = None
@@ -137,25 +146,39 @@ class Judges:
         restart (~0.2 s), and another copy of a known crash adds nothing.
         Shrinking and replay are never thrifty: they must see every crash.
 
-        ``deadline`` (a ``time.monotonic()`` time) or ``stop`` leaves the native judge's
-        unfinished cases with ``complete=False``.
+        ``deadline`` (a ``time.monotonic()`` time) or ``stop`` leaves the cases that the
+        native judge or torch's real calls did not finish with ``complete=False``.
         """
+        # torch's check path first: its real calls then run in their workers while the
+        # model runs here, and the native workers after it.
+        torch_verdicts = (
+            self.torch.start(cases, compute_rejected=False, deadline=deadline)
+            if self.torch is not None
+            else None
+        )
+        checked_by_torch = time.monotonic()
         judgements = []
         for case in cases:
             wrapped, exact, found = model.classify(case, self.revision)
-            judgements.append(Judgement(case, self.revision, wrapped, exact, found))
-        # torch's check path runs here while the native workers run in their processes.
+            judgements.append(
+                Judgement(case, self.revision, wrapped, exact, found, judged_at=time.monotonic())
+            )
         native = (
             self._pool.submit(self._judge_native, judgements, thrifty, deadline)
             if self.native
             else None
         )
-        if self.torch is not None:
-            verdicts = self.torch.judge(cases, compute_rejected=False)
-            for j, verdict in zip(judgements, verdicts, strict=True):
-                j.torch = verdict
+        verdicts = torch_verdicts() if torch_verdicts is not None else None
+        computed = time.monotonic()
         if native is not None:
             native.result()
+        # After the native thread is done: it updates ``judged_at`` too.
+        if verdicts is not None:
+            for j, verdict in zip(judgements, verdicts, strict=True):
+                j.torch = verdict
+                j.complete = j.complete and verdict.complete
+                done = computed if verdict.path == "real" else checked_by_torch
+                j.judged_at = max(j.judged_at, done)
         return judgements
 
     def _judge_native(
@@ -167,17 +190,21 @@ class Judges:
                 j.expected = self._expected(j.case)
             chosen = [j for j in judgements if not _confirmed(thrifty, j, True)]
             ran = self.native.run([j.case for j in chosen], deadline)
+            answered = time.monotonic()
             for j, outcome in zip(chosen, ran, strict=True):
-                j.native_run = outcome
+                j.native_run = self.ids.read(outcome, j.predicted(True), j.case)
                 j.complete = outcome is not None
+                j.judged_at = max(j.judged_at, answered)
             for j in chosen:
                 _count_confirmation(thrifty, j)
             return
         checked = [j for j in judgements if not _confirmed(thrifty, j, False)]
         answers = self.native.check([j.case for j in checked], deadline)
+        answered = time.monotonic()
         for j, outcome in zip(checked, answers, strict=True):
-            j.native_check = outcome
+            j.native_check = self.ids.read(outcome, j.predicted(False), j.case)
             j.complete = outcome is not None
+            j.judged_at = max(j.judged_at, answered)
         runnable = [
             j
             for j in checked
@@ -187,12 +214,14 @@ class Judges:
             and not _confirmed(thrifty, j, True)
         ]
         ran = self.native.run([j.case for j in runnable], deadline)
+        answered = time.monotonic()
         for j, outcome in zip(runnable, ran, strict=True):
+            j.judged_at = max(j.judged_at, answered)
             if outcome is None:
                 j.complete = False
             # An accept without values: the worker judged the shapes too large to run.
             elif not (outcome.verdict == ACCEPT and outcome.values is None):
-                j.native_run = outcome
+                j.native_run = self.ids.read(outcome, j.predicted(True), j.case)
         for j in checked:
             _count_confirmation(thrifty, j)
 
@@ -203,13 +232,39 @@ class Judges:
         """Each case's findings; a case the judges could not finish (stopped) has none."""
         return [self.findings(j) if j.complete else [] for j in self.judge(cases, thrifty)]
 
-    def keeps(self, signature: tuple[str, ...]) -> Callable[[list[Case]], list[bool]]:
-        """The shrinker's predicate: which cases still show a finding with ``signature``."""
+    def predict(self, case: Case) -> Judgement:
+        """What every judge should answer, from the cheap judges alone: the kernel as the
+        model predicts it (sanitized: it halts at the first undefined behaviour), torch
+        by its check path. No worker is asked; no values are computed."""
+        wrapped, exact, found = model.classify(case, self.revision)
+        j = Judgement(case, self.revision, wrapped, exact, found)
+        if self._expected is not None:
+            j.expected = self._expected(case)
+            j.native_run = j.expected
+        elif self.native is not None:
+            j.native_check = j.predicted(with_loops=False)
+            if j.native_check.verdict == ACCEPT and is_small(case):
+                j.native_run = j.predicted(with_loops=True)
+        if self.torch is not None:
+            j.torch = self.torch.predict(case)
+        return j
 
-        def judge(cases: list[Case]) -> list[bool]:
-            return [any(f.signature == signature for f in found) for found in self.evaluate(cases)]
+    def keeps(
+        self, signature: tuple[str, ...], case: Case | None = None, deadline: float | None = None
+    ) -> Keeper:
+        """The shrinker's predicate: which cases still show a finding with ``signature``.
 
-        return judge
+        Given the finding's ``case``: when the cheap judges foresee the signature there
+        (``predict``), a candidate goes to the native and torch judges only if they
+        foresee it on the candidate too, so the many candidates that lose it cost no
+        worker call. Where they cannot foresee it (the kernel's own bugs, values,
+        torch's), every candidate is judged in full. Signatures of the model alone
+        (overflow, ordering) need no other judge. Judging stops at ``deadline``.
+        """
+        foreseen = (
+            case is not None and _shows(self.findings(self.predict(case)), signature) is not None
+        )
+        return Keeper(self, signature, foreseen, deadline)
 
     def stop(self) -> None:
         """Abandon what the workers are doing and judge nothing more (every later case
@@ -252,6 +307,62 @@ class Judges:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _known_ids(target: str | None) -> frozenset[str]:
+    """Ours, and for ExecuTorch the ids of its own checks that its log map gives."""
+    if target != "executorch" and not (target or "").startswith("executorch-source:"):
+        return CHECK_IDS
+    from convcheck.executorch_target._logs import PATTERNS
+
+    return CHECK_IDS | {check for _, check in PATTERNS if "{" not in check}
+
+
+# Finding kinds the model decides alone: the other judges cannot change them.
+_MODEL_KINDS = ("overflow", "ordering")
+
+
+def _shows(found: list[Finding], signature: tuple[str, ...]) -> Finding | None:
+    return next((f for f in found if f.signature == signature), None)
+
+
+class Keeper:
+    """``Judges.keeps``: called with candidates, says which keep the signature; ``found``
+    holds the finding each kept candidate showed (every judge's outcomes in it), so that
+    the minimised finding needs no judging again."""
+
+    def __init__(
+        self,
+        judges: Judges,
+        signature: tuple[str, ...],
+        foreseen: bool,
+        deadline: float | None,
+    ) -> None:
+        self.judges = judges
+        self.signature = signature
+        self.foreseen = foreseen
+        self.deadline = deadline
+        self.found: dict[Case, Finding] = {}
+        self.confirmed = 0  # candidates sent to every judge
+
+    def __call__(self, cases: list[Case]) -> list[bool]:
+        worth = cases
+        if self.foreseen:
+            predicted = [self.judges.findings(self.judges.predict(c)) for c in cases]
+            if self.signature[0] in _MODEL_KINDS:
+                return [_shows(found, self.signature) is not None for found in predicted]
+            worth = [
+                c
+                for c, found in zip(cases, predicted, strict=True)
+                if _shows(found, self.signature)
+            ]
+        self.confirmed += len(worth)
+        judged = self.judges.judge(worth, deadline=self.deadline) if worth else []
+        for j in judged:
+            shown = _shows(self.judges.findings(j), self.signature) if j.complete else None
+            if shown is not None:
+                self.found[j.case] = shown
+        return [c in self.found for c in cases]
 
 
 def _crash_key(j: Judgement, with_loops: bool) -> tuple | None:

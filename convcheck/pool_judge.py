@@ -22,6 +22,13 @@ class PoolJudge:
         """As ``check``, then the computation: values for small accepted cases."""
         return self._judge(cases, "run", deadline)
 
+    def crash_report(self, case: Case, mode: str = "check") -> str:
+        """The output of a worker that crashed on ``case`` (the sanitizer's report as it
+        printed it), judged again; "" when it does not crash. For a harness, whose crash
+        ClusterFuzz reads from that report."""
+        (answer,) = self._pool.run([{"case": case.to_json(), "mode": mode}], None)
+        return answer.report if isinstance(answer, Crash) else ""
+
     def close(self) -> None:
         """Stop the workers (a later call starts new ones); does not wait for a batch
         running in another thread."""

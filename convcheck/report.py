@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from convcheck import files, known_bugs
 from convcheck.case import Case
+from convcheck.findings import Finding, FindingKind
 from convcheck.model import ModelFinding, ModelRun, predict
 
 
@@ -35,67 +41,231 @@ def format_trace(
     return "\n".join(lines)
 
 
+# Short dtype names, as JAX and MLIR print them: a tensor reads ``f32[1,2,3]``, so no
+# dtype can be read as another tensor's.
+_DTYPE_NAMES = {
+    "float16": "f16",
+    "bfloat16": "bf16",
+    "float32": "f32",
+    "float64": "f64",
+    "int8": "i8",
+    "uint8": "u8",
+    "int16": "i16",
+    "int32": "i32",
+    "int64": "i64",
+    "bool": "bool",
+}
+CASE_LEGEND = (
+    "tensors: dtype[sizes]{dim order, when not contiguous}; s p d: stride padding dilation"
+)
+
+
+def describe_int(value: int) -> str:
+    """A large integer near a power of two as that power (``2^62``, ``2^31-1``): the edges
+    the fuzzer aims at, which nobody reads digit by digit."""
+    magnitude = abs(value)
+    if magnitude < 1 << 16:
+        return str(value)
+    sign = "-" if value < 0 else ""
+    for power in (magnitude.bit_length() - 1, magnitude.bit_length()):
+        offset = magnitude - (1 << power)
+        if abs(offset) <= 2:
+            return f"{sign}2^{power}" + (f"{offset:+d}" if offset else "")
+    return str(value)
+
+
+def _ints(values) -> str:
+    return ",".join(describe_int(v) for v in values)
+
+
+def describe_tensor(tensor) -> str:
+    order = "" if tensor.dim_order is None else "{" + _ints(tensor.dim_order) + "}"
+    return f"{_DTYPE_NAMES.get(tensor.dtype, tensor.dtype)}[{_ints(tensor.sizes)}]{order}"
+
+
 def describe_case(case: Case) -> str:
-    """One line for a report: the shapes and the arguments that are not the default."""
-    parts = [f"in {list(case.input.sizes)}", f"w {list(case.weight.sizes)}"]
+    """One line for a report: every tensor with its own dtype, sizes and dim order, then
+    the integer arguments (``CASE_LEGEND`` says how to read it)."""
+    parts = [f"in={describe_tensor(case.input)}", f"w={describe_tensor(case.weight)}"]
     if case.bias is not None:
-        other_dtype = "" if case.bias.dtype == case.input.dtype else f" {case.bias.dtype}"
-        parts.append(f"b {list(case.bias.sizes)}{other_dtype}")
-    if case.input.dtype != "float32":
-        parts.append(case.input.dtype)
-    for name in ("stride", "padding", "dilation"):
-        parts.append(f"{name[0]}={list(getattr(case, name))}")
+        parts.append(f"b={describe_tensor(case.bias)}")
+    parts.append(f"out={describe_tensor(case.out)}")
+    parts += [f"s=[{_ints(case.stride)}]", f"p=[{_ints(case.padding)}]"]
+    parts.append(f"d=[{_ints(case.dilation)}]")
     if case.transposed:
-        parts.append(f"transposed op={list(case.output_padding)}")
+        parts.append(f"transposed op=[{_ints(case.output_padding)}]")
     if case.groups != 1:
-        parts.append(f"groups={case.groups}")
+        parts.append(f"groups={describe_int(case.groups)}")
     return " ".join(parts)
 
 
-def format_campaign(run, args) -> str:
-    """The final report: what ran, then one row per distinct finding, minimised."""
-    from convcheck.known_bugs import bug_class
+@dataclass(frozen=True)
+class BugRow:
+    """One distinct finding as a report shows it (the text table and the HTML page)."""
 
+    finding: Finding
+    new: bool
+    first_found: float | None  # seconds into the campaign
+
+    @property
+    def cause(self) -> str:
+        return " | ".join(self.finding.signature[1:])
+
+    @property
+    def c_line(self) -> str:
+        """A crash's own line: another finding of a crashing case is about another bug."""
+        if self.finding.kind is not FindingKind.CRASH:
+            return ""
+        where = crash_line(self.finding)
+        return "" if where is None else f"{where[0].rsplit('/', 1)[-1]}:{where[1]}"
+
+    @property
+    def bug_class(self) -> str:
+        return known_bugs.bug_class(self.finding.signature) or ""
+
+    @property
+    def found(self) -> str:
+        if not self.new:
+            return "known"
+        return "" if self.first_found is None else f"{self.first_found:.1f}s"
+
+
+def bug_rows(run) -> list[BugRow]:
+    """The campaign's findings, the kernel's first; findings with equal cases (one call
+    that shows a bug in several ways) side by side, so that they can share a case line."""
+    new = {f.key for f in run.new_findings()}
+    groups: dict[tuple[bool, Case], list[Finding]] = {}
+    for f in sorted(run.found.values(), key=lambda f: (f.kind, f.key)):
+        groups.setdefault((not f.about_kernel, f.case), []).append(f)
+    ordered = sorted(groups.items(), key=lambda item: (item[0][0], item[1][0].kind, item[1][0].key))
+    return [
+        BugRow(f, f.key in new, run.stats.first_found.get(f.key))
+        for _, members in ordered
+        for f in members
+    ]
+
+
+def format_table(rows: list[BugRow]) -> list[str]:
+    """Aligned columns, each row's minimised case on the line under it; rows whose cases
+    are equal (one call that shows a bug in several ways) share that line."""
+    head = ("kind", "root cause", "C line", "found", "upstream bug class")
+    cells = [(r.finding.kind.value, r.cause, r.c_line, r.found, r.bug_class) for r in rows]
+    widths = [max(len(c[i]) for c in [head, *cells]) for i in range(len(head) - 1)]
+
+    def line(columns) -> str:
+        text = "  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=False))
+        return ("  " + text + "  " + columns[-1]).rstrip()
+
+    lines = [line(head)]
+    for i, (row, columns) in enumerate(zip(rows, cells, strict=True)):
+        lines.append(line(columns))
+        following = rows[i + 1].finding.case if i + 1 < len(rows) else None
+        if following != row.finding.case:
+            lines.append(" " * (4 + widths[0]) + describe_case(row.finding.case))
+    return lines
+
+
+def torch_folder(run, args) -> Path | None:
+    """Where torch's own bugs are kept: ``--torch-bugs DIR``, else the corpus's torch/."""
+    chosen = getattr(args, "torch_bugs", None)
+    if chosen:
+        return Path(chosen)
+    return None if run.corpus_dir is None else run.corpus_dir / "torch"
+
+
+def campaign_summary(run, args) -> str:
     stats = run.stats
-    findings = sorted(run.found.values(), key=lambda f: (f.kind, f.key))
-    lines = [
-        "",
+    explored = stats.elapsed if stats.explored is None else stats.explored
+    minimising = stats.elapsed - explored
+    return (
         f"convcheck fuzz: revision {args.revision}"
         + (f", target {args.target}" if args.target else "")
         + f", engine {args.engine}, seed {args.seed}: "
-        + f"{stats.cases:,} cases in {stats.elapsed:.1f} s"
-        + f" ({stats.cases / max(stats.elapsed, 1e-9):,.0f}/s)",
-    ]
-    if not findings:
-        lines.append("no findings")
-        return "\n".join(lines)
-    new = {f.key for f in run.new_findings()}
-    lines.append(f"{len(findings)} distinct findings ({len(new)} new), torch's own bugs last:")
-    findings.sort(key=lambda f: not f.about_kernel)
-    for f in findings:
-        mark = "new" if f.key in new else "known"
-        first = stats.first_found.get(f.key)
-        when = f"{first:.1f}s" if first is not None else ""
-        lines.append(f"  {f.kind:<13} {mark:<5} {when:>7}  {' | '.join(f.signature[1:])}")
-        known_bug = bug_class(f.signature)
-        if known_bug:
-            lines.append(f"      bug class (upstream thread): {known_bug}")
-        lines.append(f"      case: {describe_case(f.case)}")
-        lines.append(f"      why:  {f.explanation}")
-    if run.corpus_dir is not None:
-        lines.append(f"corpus: {run.corpus_dir}/ (new findings written there)")
+        + f"{stats.cases:,} cases in {explored:.1f} s"
+        + f" ({stats.cases / max(explored, 1e-9):,.0f}/s)"
+        + (f", minimised in {minimising:.1f} s" if run.minimized else "")
+    )
+
+
+def format_campaign(run, args) -> str:
+    """The final report: what ran, one row per distinct bug of the kernel, minimised, and
+    torch's own bugs as one counted line (``--show-torch-bugs``: as rows too)."""
+    lines = [campaign_summary(run, args)]
+    rows = bug_rows(run)
+    kernel = [r for r in rows if r.finding.about_kernel]
+    torch = [r for r in rows if r.finding.kind is FindingKind.TORCH_BUG]
+    # Neither the kernel's nor torch's: convcheck's own failures, always shown.
+    shown = kernel + [r for r in rows if r not in kernel and r not in torch]
+    show_torch = getattr(args, "show_torch_bugs", False)
+    if show_torch:
+        shown += torch
+    if kernel:
+        new = sum(r.new for r in kernel)
+        written = ""
+        if new and run.corpus_dir is not None:
+            written = f", written to {files.shown(run.corpus_dir)}/"
+        lines.append(
+            f"{len(kernel)} kernel bugs ({new} new{written}), each with its minimised case:"
+        )
+    else:
+        lines.append("no kernel bugs")
+    if shown:
+        lines += format_table(shown)
+        lines.append(f"  ({CASE_LEGEND})")
+    if torch and not show_torch:
+        lines.append(torch_line(len(torch), torch_folder(run, args)))
     return "\n".join(lines)
+
+
+def torch_line(count: int, folder: Path | None = None) -> str:
+    """torch's own bugs in one line: not the kernel's, listed with --show-torch-bugs."""
+    where = f", in {files.shown(folder)}" if folder is not None else ""
+    return f"torch: {count} bugs of its own{where}; --show-torch-bugs lists them"
+
+
+# A terminal's colours for the report: the same characters, easier to scan.
+_TERMINAL_STYLES = [
+    (r"(?m)^  kind .*$", "bold"),
+    (r"(?m)^  (crash|infidelity|abi-violation|tool-error)\b", "bold red"),
+    (r"(?m)^  (missing-check|over-strict|wrong-result|overflow|ordering)\b", "bold yellow"),
+    (r"(?m)^ {8,}\S.*$", "cyan"),  # a case line, under its rows
+    (r"(?m)^(torch: .*|  \(tensors: .*)$", "dim"),
+]
+
+
+def write_report(text: str, stream) -> None:
+    """The report on ``stream``: plain text, coloured on a terminal."""
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(file=stream, highlight=False)
+    if not console.is_terminal or console.is_dumb_terminal:
+        stream.write(text + "\n")
+        return
+    styled = Text(text)
+    for pattern, style in _TERMINAL_STYLES:
+        styled.highlight_regex(pattern, style)
+    console.print(styled, soft_wrap=True)  # long lines go to the terminal as they are
+
+
+def crash_line(finding) -> tuple[str, int] | None:
+    """The source file and line a sanitizer named, when the kernel crashed."""
+    for outcome in finding.outcomes.values():
+        match = _SOURCE_LINE.search(outcome.crash_site or "")
+        if outcome.verdict == "crash" and match:
+            return match.group(1), int(match.group(2))
+    return None
+
+
+_SOURCE_LINE = re.compile(r"([\w./+-]+\.(?:c|cc|cpp|cxx|h|hpp)):(\d+)")
 
 
 def _crash_location(finding) -> tuple[str, int] | None:
     """The C file and line a sanitizer named, for code-scanning UIs."""
-    import re
-
-    for outcome in finding.outcomes.values():
-        match = re.search(r"(\w+\.c):(\d+)", outcome.crash_site or "")
-        if outcome.verdict == "crash" and match:
-            return f"convcheck/native/{match.group(1)}", int(match.group(2))
-    return None
+    where = crash_line(finding)
+    if where is None:
+        return None
+    return f"convcheck/native/{where[0].rsplit('/', 1)[-1]}", where[1]
 
 
 def junit_xml(result) -> str:
@@ -191,24 +361,36 @@ def sarif(result) -> dict:
     }
 
 
-def format_ci(result) -> str:
+def _dirty(result) -> list:
+    """The corpus entries the kernel no longer handles cleanly."""
+    return [r for r in result.replayed if any(f.about_kernel for f in r.findings)]
 
-    lines = []
-    dirty = [r for r in result.replayed if any(f.about_kernel for f in r.findings)]
+
+def ci_corpus_line(result) -> str:
+    dirty = _dirty(result)
     torch_bugs = sum(1 for r in result.replayed if r.findings) - len(dirty)
-    lines.append(
+    return (
         f"corpus: {len(result.replayed)} entries replayed, {len(dirty)} not handled cleanly, "
         f"{torch_bugs} still torch's own bugs"
     )
-    for r in dirty:
+
+
+def ci_campaign_line(c) -> str:
+    if c.skipped:
+        return f"campaign {c.engine}: skipped ({c.skipped})"
+    return f"campaign {c.engine}: {c.cases:,} cases in {c.seconds:.1f} s, {len(c.new)} new findings"
+
+
+def format_ci(result, show_torch_bugs: bool = False) -> str:
+    lines = [ci_corpus_line(result)]
+    for r in _dirty(result):
         lines.append(f"  {r.entry.name}: " + "; ".join(f.describe() for f in r.findings))
     for c in result.campaigns:
-        if c.skipped:
-            lines.append(f"campaign {c.engine}: skipped ({c.skipped})")
-            continue
-        summary = f"{c.cases:,} cases in {c.seconds:.1f} s, {len(c.new)} new findings"
-        lines.append(f"campaign {c.engine}: {summary}")
-        for f in c.new:
+        lines.append(ci_campaign_line(c))
+        shown = [f for f in c.new if show_torch_bugs or f.kind != "torch-bug"]
+        if len(shown) < len(c.new):
+            lines.append("  " + torch_line(len(c.new) - len(shown)))
+        for f in shown:
             lines.append(f"  {f.kind}: {f.explanation}")
             lines.append(f"    case: {describe_case(f.case)}")
             lines.append(f"    reproduce: {f.case.dumps()}")

@@ -17,6 +17,13 @@ constructor fails on a later load) is no set-up error: while other workers run, 
 carries on without it; when none is left, each request left gets a ``restart-failed``
 Crash. Only a pool whose very first worker cannot start raises.
 
+With ``WorkerSpec.fork_server``, the workers are forked by a fork server: one process
+that has started once (the sanitizer runtime, the handler's module, ``init``) and forks
+a fresh worker in about a millisecond, so a crash no longer costs a start. A forked
+worker is the parent's own child, with its own session, marker, timeout and memory
+limit, exactly like a started one. When forking is not safe (the server has grown a
+thread) or the server cannot start again, the pool falls back to starting workers.
+
 The worker's side, and the protocol between the two, is ``convcheck/_worker_main.py``.
 """
 
@@ -30,6 +37,7 @@ import re
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -58,9 +66,24 @@ __all__ = [
 ]
 
 _WORKER_MAIN = str(Path(__file__).with_name("_worker_main.py"))
+# A PyInstaller bundle (how OSS-Fuzz ships a Python fuzzer) has no interpreter beside it:
+# it starts itself with this variable set, and the bundle's runtime hook
+# (.clusterfuzzlite/pyinstaller_worker_hook.py) runs the ``-c`` code or the convcheck
+# script named in its arguments instead of the harness.
+FROZEN_PYTHON = "CONVCHECK_FROZEN_PYTHON"
+
+
+def python_env() -> dict[str, str]:
+    """What ``sys.executable`` needs in its environment to act as a Python interpreter."""
+    if getattr(sys, "frozen", False):
+        return {FROZEN_PYTHON: "1", "PYTHONUNBUFFERED": "1"}
+    return {}
+
+
 _REPORT_LIMIT = 8192  # characters of a crash's output kept in Crash.report
 _PARSE_LIMIT = 65536  # bytes of a crash's output searched for a sanitizer report
 _START_TIMEOUT = 120.0  # seconds; importing torch under ASan takes a while
+_FORK_TIMEOUT = 10.0  # seconds for the fork server to answer: two forks, on a busy machine
 # Most requests sent ahead to one worker, so that it never waits for the parent. Fewer
 # when the batch is small: each worker gets its share (slow requests run in parallel).
 _WINDOW = 64
@@ -74,6 +97,13 @@ _NAME = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 _MARKER = "CONVCHECK_SANDBOX_WORKER"
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
+# A stack frame a sanitizer left unnamed: "#N 0xADDRESS  (/module.so+0xOFFSET)".
+_UNNAMED_FRAME = re.compile(
+    r"^(?P<head>\s*#(?P<number>\d+) 0x[0-9a-fA-F]+)\s+"
+    r"\((?P<module>/[^()+]+)\+0x(?P<offset>[0-9a-fA-F]+)\)[ \t]*$",
+    re.M,
+)
+_FRAME_NAMES: dict[tuple[str, int], tuple[str, str] | None] = {}  # addr2line's answers
 
 
 @dataclass(frozen=True)
@@ -86,6 +116,8 @@ class WorkerSpec:
     ``sanitized`` (the worker loads an ASan library, which reserves terabytes of address
     space for its shadow) it adds ASan's RSS and allocation limits to ASAN_OPTIONS
     instead, and the pool kills a worker whose RSS goes over it during a request.
+    ``fork_server``: workers are forked from a process that ran ``init`` once (see
+    ``WorkerPool``); only for handlers and libraries that start no threads.
     """
 
     handler: str
@@ -94,6 +126,7 @@ class WorkerSpec:
     env: dict[str, str] = field(default_factory=dict)
     memory_limit_mb: int | None = 4096
     sanitized: bool = False
+    fork_server: bool = False
 
     def __post_init__(self) -> None:
         if not (isinstance(self.handler, str) and _NAME.fullmatch(self.handler)):
@@ -124,6 +157,8 @@ class WorkerSpec:
             parts.append(f"{self.memory_limit_mb} MB")
         if self.sanitized:
             parts.append("sanitized")
+        if self.fork_server:
+            parts.append("fork server")
         return ", ".join(parts)
 
 
@@ -193,8 +228,11 @@ class WorkerPool:
         self.timeout = check_seconds("timeout", timeout)
         self._env = _worker_env(spec)
         self._workers: list[_Worker] = []
+        self._servers: list[_ForkServer] = []  # the fork server, once started
+        self._forking = spec.fork_server  # False once it proved unsafe or could not restart
         # weakref.finalize also registers itself with atexit.
         weakref.finalize(self, _stop_all, self._workers)
+        weakref.finalize(self, _stop_all, self._servers)
         self._ever_ready = False  # a worker has started: a later start failure is no set-up error
         self._lock = threading.Lock()  # held by the running batch
         self._batch_thread: int | None = None
@@ -258,12 +296,13 @@ class WorkerPool:
 
     def _reset(self) -> None:
         _stop_all(self._workers)
+        _stop_all(self._servers)
         self._cancelled = self._close_after_batch = False
         with suppress(BlockingIOError):
             while os.read(self._wake_read, 64):
                 pass
 
-    def _start_worker(self) -> _Worker:
+    def _start_line(self, fork_server: bool) -> bytes:
         start = {
             "path": sys.path,
             "handler": self.spec.handler,
@@ -271,8 +310,45 @@ class WorkerPool:
             "config": self.spec.config,
             "memory_limit_mb": None if self.spec.sanitized else self.spec.memory_limit_mb,
             "faulthandler": not self.spec.sanitized,
+            "fork_server": fork_server,
+            "marker": _MARKER,
         }
-        return _Worker(self._env, (json.dumps(start) + "\n").encode())
+        return (json.dumps(start) + "\n").encode()
+
+    def _start_worker(self) -> _Worker:
+        for server in self._servers:
+            try:
+                return _Worker(self._env, b"", server)
+            except _ForkRefused as refused:
+                _stop_all(self._servers)
+                # A server with threads stays unsafe; one that died is started again by
+                # the next batch.
+                self._forking = self._forking and not refused.for_good
+        return _Worker(self._env, self._start_line(fork_server=False))
+
+    def _start_server(self, deadline: float) -> bool:
+        """Start the fork server; False if the batch is cancelled or reaches ``deadline``
+        first. A server that cannot start is a set-up error if no worker of this pool ever
+        started, else the pool starts its workers from now on."""
+        server = _ForkServer(self._env, self._start_line(fork_server=True))
+        line = server.read_line(min(deadline, time.monotonic() + _START_TIMEOUT), self._wake_read)
+        if line == b"S":
+            self._servers.append(server)
+            self._ever_ready = True
+            return True
+        output = server.stop()
+        if line is None and (self._cancelled or time.monotonic() >= deadline):
+            return False
+        if line:
+            reason = line[1:].decode(errors="replace")
+        elif line is None:
+            reason = f"not ready within {_START_TIMEOUT:g} s"
+        else:
+            reason = _death_reason(server.process.returncode, output)
+        if not self._ever_ready:
+            raise ConvcheckError(f"worker for {self.spec.describe()} failed to start: {reason}")
+        self._forking = False
+        return True
 
 
 def _close_fds(*fds: int) -> None:
@@ -299,6 +375,11 @@ class _Batch:
             # Died while idle: no request to blame, so just replace it.
             worker.stop()
             self.workers.remove(worker)
+        wanted = min(self.pool.jobs, self.left) > len(self.workers)
+        if wanted and self.pool._forking and not self.pool._servers:
+            if not self.pool._start_server(self.deadline):
+                self._abandon()
+                return self.results
         while len(self.workers) < min(self.pool.jobs, self.left):
             self.workers.append(self.pool._start_worker())
         while self.left:
@@ -434,11 +515,7 @@ class _Batch:
         output = worker.stop()
         self.workers.remove(worker)
         if reason is None:
-            crash = _crash(worker.process.returncode, output)
-            last = output.strip().splitlines()[-1:]
-            reason = crash.describe()
-            if crash.kind == "exit" and last:
-                reason += f": {last[0]}"
+            reason = _death_reason(worker.process.returncode, output)
         if self.workers:
             return
         if not self.pool._ever_ready:
@@ -468,56 +545,113 @@ class _Batch:
             del self.workers[position]
 
 
-class _Worker:
-    """One worker process, the parent's ends of its pipes, and the requests it holds."""
+class _Child:
+    """A process of the pool's, worker or fork server: its output file, its result pipe,
+    how it is stopped. ``_channel`` is the parent's end of the way requests go to it."""
 
     _count = 0
 
-    def __init__(self, env: dict[str, str], start_line: bytes) -> None:
-        _Worker._count += 1
-        self.marker = f"{os.getpid()}.{_Worker._count}"
-        env = {**env, _MARKER: self.marker}
-        # The worker's stdout and stderr: emptied by the worker before each request.
+    def _open(self, env: dict[str, str], channel: int, server: _ForkServer | None) -> None:
+        """Start (or, with ``server``, fork) the process; it reads from ``channel``, which
+        is closed here."""
+        # The process's stdout and stderr: emptied by a worker before each request.
         self.output = tempfile.TemporaryFile()
-        request_read, self.request_fd = os.pipe()
         self.result_fd, result_write = os.pipe()
         try:
-            self.process = _SPAWNER.popen(
-                [sys.executable, "-u", _WORKER_MAIN]
-                + [str(request_read), str(result_write), str(os.getpid())],
-                stdin=subprocess.DEVNULL,
-                stdout=self.output,
-                stderr=self.output,
-                pass_fds=(request_read, result_write),
-                env=env,
-                start_new_session=True,  # Ctrl-C at the terminal is the parent's to handle
-            )
+            if server is None:
+                self.process = _SPAWNER.popen(
+                    [sys.executable, "-u", _WORKER_MAIN]
+                    + [str(channel), str(result_write), str(os.getpid())],
+                    stdin=subprocess.DEVNULL,
+                    stdout=self.output,
+                    stderr=self.output,
+                    pass_fds=(channel, result_write),
+                    env={**env, **python_env(), _MARKER: self.marker},
+                    start_new_session=True,  # Ctrl-C at the terminal is the parent's to handle
+                )
+            else:
+                self.process = server.fork(channel, result_write, self.output)
+                self.marker = server.marker_of(self.process.pid)
         except BaseException:
-            os.close(self.request_fd)
             os.close(self.result_fd)
             self.output.close()
             raise
         finally:
-            os.close(request_read)
+            os.close(channel)
             os.close(result_write)
-        os.set_blocking(self.request_fd, False)
         os.set_blocking(self.result_fd, False)
-        self.exit_fd = os.pidfd_open(self.process.pid)  # readable once the worker has exited
+        self.exit_fd = os.pidfd_open(self.process.pid)  # readable once the process has exited
+
+    @staticmethod
+    def _new_marker() -> str:
+        _Child._count += 1
+        return f"{os.getpid()}.{_Child._count}"
+
+    def exited(self) -> bool:
+        """Dead, but not reaped yet (so that stop() can still find what it left)."""
+        return bool(select.select([self.exit_fd], [], [], 0)[0])
+
+    def stop(self) -> str:
+        """Kill the process and everything it started, reap them; return the end of what
+        the process printed."""
+        pid = self.process.pid
+        killed = set()
+        if self.process.returncode is None:
+            # Its descendants first, while they are still known by their parent.
+            killed = _descendants(pid)
+            for descendant in killed:
+                with suppress(ProcessLookupError):
+                    os.kill(descendant, signal.SIGKILL)
+            with suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+            with suppress(ProcessLookupError):  # a forked worker, before its setsid
+                os.kill(pid, signal.SIGKILL)
+        # Dead but not reaped: its pid, the session id its descendants are known by, cannot
+        # be reused while they are looked for.
+        with suppress(ChildProcessError):
+            os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+        _reap_orphans(killed, session=pid, marker=f"{_MARKER}={self.marker}".encode())
+        self.process.wait()
+        self._close_channel()
+        os.close(self.result_fd)
+        os.close(self.exit_fd)
+        with self.output:
+            fd = self.output.fileno()
+            size = os.fstat(fd).st_size
+            start = max(0, size - _PARSE_LIMIT)
+            return os.pread(fd, size - start, start).decode(errors="replace")
+
+    def _close_channel(self) -> None:
+        raise NotImplementedError
+
+
+class _Worker(_Child):
+    """One worker process, the parent's ends of its pipes, and the requests it holds.
+
+    Started with ``start_line``, or forked by ``server`` (then already started)."""
+
+    def __init__(
+        self, env: dict[str, str], start_line: bytes, server: _ForkServer | None = None
+    ) -> None:
+        self.marker = self._new_marker()
+        request_read, self.request_fd = os.pipe()
+        try:
+            self._open(env, request_read, server)
+        except BaseException:
+            os.close(self.request_fd)
+            raise
+        os.set_blocking(self.request_fd, False)
         self.started = time.monotonic()
         self.ready = False
         self.held: deque[int] = deque()  # indices of the requests sent, oldest first
         self.since = 0.0  # when the oldest held request started waiting for its result
-        self.outgoing = bytearray(start_line)
+        self.outgoing = bytearray(b"" if server else start_line)
         self.partial = b""
 
     def deadline(self, timeout: float) -> float:
         if not self.ready:
             return self.started + _START_TIMEOUT
         return self.since + timeout if self.held else float("inf")
-
-    def exited(self) -> bool:
-        """Dead, but not reaped yet (so that stop() can still find what it left)."""
-        return bool(select.select([self.exit_fd], [], [], 0)[0])
 
     def rss_mb(self) -> int:
         # Safe to read by pid: an unreaped child's pid cannot be reused.
@@ -535,38 +669,95 @@ class _Worker:
             return
         del self.outgoing[:written]
 
-    def stop(self) -> str:
-        """Kill the worker and everything it started, reap them; return the end of what
-        the worker printed."""
-        pid = self.process.pid
-        killed = set()
-        if self.process.returncode is None:
-            # Its descendants first, while they are still known by their parent.
-            killed = _descendants(pid)
-            for descendant in killed:
-                with suppress(ProcessLookupError):
-                    os.kill(descendant, signal.SIGKILL)
-            with suppress(ProcessLookupError):
-                os.killpg(pid, signal.SIGKILL)
-        # Dead but not reaped: its pid, the session id its descendants are known by, cannot
-        # be reused while they are looked for.
-        with suppress(ChildProcessError):
-            os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
-        _reap_orphans(killed, session=pid, marker=f"{_MARKER}={self.marker}".encode())
-        self.process.wait()
+    def _close_channel(self) -> None:
         os.close(self.request_fd)
-        os.close(self.result_fd)
-        os.close(self.exit_fd)
-        with self.output:
-            fd = self.output.fileno()
-            size = os.fstat(fd).st_size
-            start = max(0, size - _PARSE_LIMIT)
-            return os.pread(fd, size - start, start).decode(errors="replace")
 
 
-def _stop_all(workers: list[_Worker]) -> None:
-    while workers:
-        workers.pop().stop()
+class _ForkRefused(Exception):
+    """The fork server did not fork: ``for_good`` when it never will (it has threads),
+    else it died or did not answer."""
+
+    def __init__(self, for_good: bool) -> None:
+        super().__init__()
+        self.for_good = for_good
+
+
+class _ForkServer(_Child):
+    """The process that forks workers (see ``_worker_main``), started with ``start_line``.
+
+    Its marker ends in a fixed-width number, which each worker it forks overwrites with
+    its own pid, in place: so the parent knows every forked worker's marker.
+    """
+
+    def __init__(self, env: dict[str, str], start_line: bytes) -> None:
+        self.base = self._new_marker()
+        self.marker = self.marker_of(0)
+        self.socket, theirs = socket.socketpair()
+        try:
+            self._open(env, theirs.detach(), None)
+        except BaseException:
+            self.socket.close()
+            raise
+        self.partial = b""
+        self.socket.sendall(start_line)
+
+    def marker_of(self, pid: int) -> str:
+        return f"{self.base}.{pid:010d}"
+
+    def fork(self, request_read: int, result_write: int, output: Any) -> _Adopted:
+        """A new worker reading ``request_read``, writing ``result_write`` and ``output``."""
+        try:
+            socket.send_fds(self.socket, [b"F"], [request_read, result_write, output.fileno()])
+        except OSError:
+            raise _ForkRefused(for_good=False) from None
+        line = self.read_line(time.monotonic() + _FORK_TIMEOUT)
+        if line and line[:1] == b"P":
+            return _Adopted(int(line[1:]))
+        raise _ForkRefused(for_good=bool(line) and line[:1] == b"T")
+
+    def read_line(self, until: float, wake_fd: int | None = None) -> bytes | None:
+        """The server's next line; b"" once it has died; None at ``until`` (a
+        ``time.monotonic()`` time) or when ``wake_fd`` is readable."""
+        while b"\n" not in self.partial:
+            poller = select.poll()
+            for fd in (self.result_fd, self.exit_fd, wake_fd):
+                if fd is not None:
+                    poller.register(fd, select.POLLIN)
+            timeout = max(0.0, until - time.monotonic()) * 1000 + 1
+            ready = [fd for fd, _ in poller.poll(timeout)]
+            if self.result_fd in ready:
+                data = os.read(self.result_fd, 4096)
+                if not data:
+                    return b""
+                self.partial += data
+            elif self.exit_fd in ready:
+                return b""
+            elif ready or time.monotonic() >= until:
+                return None
+        line, _, self.partial = self.partial.partition(b"\n")
+        return line
+
+    def _close_channel(self) -> None:
+        self.socket.close()
+
+
+class _Adopted:
+    """A forked worker: the parent's child by adoption, waited for as a Popen is."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def wait(self) -> int:
+        if self.returncode is None:
+            _, status = os.waitpid(self.pid, 0)
+            self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+
+def _stop_all(processes: list[_Worker] | list[_ForkServer]) -> None:
+    while processes:
+        processes.pop().stop()
 
 
 # -- descendants ----------------------------------------------------------------------------
@@ -780,8 +971,19 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
+def _death_reason(returncode: int, output: str) -> str:
+    """Why a process that should have started died: how, and its last line."""
+    crash = _crash(returncode, output)
+    last = output.strip().splitlines()[-1:]
+    reason = crash.describe()
+    if crash.kind == "exit" and last:
+        reason += f": {last[0]}"
+    return reason
+
+
 def _crash(returncode: int, output: str) -> Crash:
     """The Crash for a worker that died with ``returncode`` after printing ``output``."""
+    output = _name_frames(output)
     signal_name = _signal_name(-returncode) if returncode < 0 else None
     exit_status = returncode if returncode >= 0 else None
     found = classify(output)
@@ -790,3 +992,56 @@ def _crash(returncode: int, output: str) -> Crash:
     else:
         kind, site = found
     return Crash(kind, site, signal_name, exit_status, output[-_REPORT_LIMIT:])
+
+
+def _name_frames(output: str) -> str:
+    """``output`` with the unnamed frames of the crashing module named, as the sanitizer
+    would name them ("in function file:line").
+
+    gcc's UBSan symbolizes in the worker that crashed, and a fresh worker spends a quarter
+    of a second reading debug information for it; the native judge tells it not to, and
+    the parent names the frames here instead, asking addr2line once per address.
+    """
+    frames = list(_UNNAMED_FRAME.finditer(output))
+    if not frames or shutil.which("addr2line") is None:
+        return output
+    module = frames[0]["module"]  # where the crash is: frame #0's, if it is unnamed
+    wanted = {_frame_address(f) for f in frames if f["module"] == module}
+    unknown = sorted(offset for m, offset in wanted if (m, offset) not in _FRAME_NAMES)
+    if unknown:
+        _FRAME_NAMES.update(_addr2line(module, unknown))
+
+    def named(frame: re.Match) -> str:
+        found = _FRAME_NAMES.get(_frame_address(frame))
+        return f"{frame['head']} in {found[0]} {found[1]}" if found else frame[0]
+
+    return _UNNAMED_FRAME.sub(named, output)
+
+
+def _frame_address(frame: re.Match) -> tuple[str, int]:
+    # Above frame #0 the address is a return address: the call is the byte before.
+    return frame["module"], int(frame["offset"], 16) - (frame["number"] != "0")
+
+
+def _addr2line(module: str, offsets: list[int]) -> dict[tuple[str, int], tuple[str, str] | None]:
+    """``(function, "file:line")`` of each offset in ``module`` (the innermost inlined
+    function), or None where addr2line does not know."""
+    names: dict[tuple[str, int], tuple[str, str] | None] = {(module, o): None for o in offsets}
+    try:
+        done = subprocess.run(
+            ["addr2line", "-a", "-f", "-i", "-C", "-e", module] + [hex(o) for o in offsets],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return names
+    lines = done.stdout.splitlines()
+    for at, line in enumerate(lines[:-2]):
+        if not line.startswith("0x"):
+            continue
+        function, location = lines[at + 1], lines[at + 2].partition(" (discriminator")[0]
+        if function != "??" and not location.startswith("??"):
+            names[module, int(line, 16)] = (function, location)
+    return names

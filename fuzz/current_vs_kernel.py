@@ -9,6 +9,7 @@ the C checks.
 Run:  python fuzz/current_vs_kernel.py -max_total_time=60 -dict=fuzz/convcheck.dict corpus/
 (the C kernel is built and cached on first use; workers preload the ASan runtime).
 
+A kernel crash fails with the sanitizer's report in the message.
 On `legacy` the same comparison fails at once (groups = 0 divides by zero); on `current`
 it has found nothing so far.
 """
@@ -21,6 +22,7 @@ with atheris.instrument_imports():
     from convcheck import model
     from convcheck.fuzzed import case_from_bytes
     from convcheck.native import NativeJudge
+    from convcheck.outcome import CRASH
 
 KERNEL = None
 
@@ -33,9 +35,12 @@ def TestOneInput(data: bytes) -> None:
     predicted = model.predict(wrapped, with_loops=False)
     actual = KERNEL.check([case])[0]
     if not predicted.agrees(actual):
+        # A native crash happened in a sandbox worker: its sanitizer report goes into the
+        # message, where ClusterFuzz finds the crash type and the native stack.
+        report = KERNEL.crash_report(case) if actual.verdict == CRASH else ""
         raise RuntimeError(
             f"model and C kernel disagree\ncase:   {case.dumps()}\n"
-            f"model:  {predicted.describe()}\nkernel: {actual.describe()}"
+            f"model:  {predicted.describe()}\nkernel: {actual.describe()}\n{report}"
         )
 
 

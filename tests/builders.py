@@ -53,3 +53,50 @@ def groups_overflow_by_hand():
     overflow with it, the bias of length 1 that selects the multiplying branch, every
     other size 1, every parameter at its simplest valid value (``conv``'s own)."""
     return conv_t(input=t(1, 1, 1), weight=t(1, 2, 1), bias=t(1), out=t(1, 1, 1), groups=2**62)
+
+
+def input_strides_past_int32():
+    """The loops' set-up overflows on input's int32 strides: in (1, 2, 0, 1073741824), the 0
+    counting as 1, has a dim-0 stride of 1073741824 * 2, and out (1, 1, 1, 2) is not empty
+    (convcheck/examples/input_strides_past_int32.json)."""
+    return conv_t(
+        input=t(1, 2, 0, 1073741824),
+        weight=t(2, 1, 2, 1),
+        bias=None,
+        out=t(1, 1, 1, 1),
+        stride=(1, 1),
+        padding=(0, 536870911),
+        dilation=(1, 1),
+        output_padding=(0, 0),
+    )
+
+
+# Calls whose strides in the loops' set-up pass int32, too large to run, and the id current
+# refuses each with. The last is a transposed 1-D weight in dim order (2, 0, 1): its own
+# strides are 1, 1 and 65536, but run as 2-D, the inserted size-1 dim lands outermost and
+# gets 65536 * 32768.
+STRIDES_PAST_INT32 = {
+    "input": (
+        conv_t(input=t(1, 1024, 2097152), weight=t(1024, 1, 3), bias=None, out=t(1, 1, 2)),
+        "input.stride_too_large",
+    ),
+    "weight": (
+        conv(
+            input=t(1, 1, 65536, 1),
+            weight=t(1, 1, 65536, 32768),
+            bias=None,
+            out=t(1, 1, 1, 1),
+            padding=(0, 16384),
+        ),
+        "weight.stride_too_large",
+    ),
+    "unsqueezed_weight": (
+        conv_t(
+            input=t(1, 65536, 1),
+            weight=t(65536, 1, 32768, order=(2, 0, 1)),
+            bias=None,
+            out=t(1, 1, 1),
+        ),
+        "weight.stride_too_large",
+    ),
+}

@@ -3,7 +3,8 @@
 An engine is a function ``explore(campaign, seed) -> None`` that proposes cases through
 ``campaign.submit`` until ``campaign.exhausted`` (a time or case budget, or the first
 finding: ``campaign.budget`` says which). ``campaign.room(n)`` caps a batch to the case
-budget, so that a case budget with a seed gives the same campaign on any machine.
+budget, so that a case budget with a seed gives the same campaign on any machine;
+``campaign.batch(n)`` also starts small and grows, so that the first findings come early.
 
 The registry maps a name to the module that holds ``explore`` (imported only when used)
 and to the module it needs, if any; adding an engine is one line here.

@@ -7,7 +7,8 @@ batches by the child's own ``Campaign``, which writes each new finding to the co
 moment it appears; the parent reads them back and minimises them.
 
     python -m convcheck.engines._atheris_child --revision legacy --corpus DIR
-        [--target LIB] [--no-torch] [--jobs N] [--stats FILE] [--cases N] [--until-first]
+        [--target LIB] [--no-torch] [--check-map FILE] [--compare id|verdict]
+        [--torch-bugs DIR] [--jobs N] [--stats FILE] [--cases N] [--until-first]
         -- [libFuzzer flags and corpus folders]
 """
 
@@ -40,9 +41,17 @@ def main(argv: list[str] | None = None) -> None:
         "--error", required=True, help="where to leave the one line the parent reports"
     )
     parser.add_argument("--no-torch", action="store_true")
+    parser.add_argument("--check-map", help="the parent's check map, as a JSON file")
+    parser.add_argument("--compare", default="id")
+    parser.add_argument("--torch-bugs", help="folder for torch's own bugs")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes per judge")
     parser.add_argument(
         "--until", type=float, help="stop at this time.monotonic() time (the parent's clock)"
+    )
+    parser.add_argument(
+        "--started",
+        type=float,
+        help="the parent campaign's start (time.monotonic()): findings' times count from it",
     )
     parser.add_argument("--cases", type=int, help="stop after this many judged cases")
     parser.add_argument("--until-first", action="store_true", help="stop at the first finding")
@@ -56,26 +65,38 @@ def main(argv: list[str] | None = None) -> None:
     from pathlib import Path
 
     from convcheck.campaign import Budget, Campaign
+    from convcheck.check_ids import load_map
     from convcheck.errors import ConvcheckError
     from convcheck.fuzzed import case_from_bytes
     from convcheck.judges import Judges
 
+    started = time.monotonic() if args.started is None else args.started
     known = set(Path(args.known).read_text().splitlines()) if args.known else set()
-    judges = Judges(args.revision, target=args.target, jobs=args.jobs, use_torch=not args.no_torch)
+    judges = Judges(
+        args.revision,
+        target=args.target,
+        jobs=args.jobs,
+        use_torch=not args.no_torch,
+        check_map=None if args.check_map is None else load_map(args.check_map),
+        compare=args.compare,
+    )
     run = Campaign(
         judges,
         Path(args.corpus),
         {"found_by": "convcheck fuzz --engine atheris"},
-        sys.stderr,
+        # The parent shows progress (from --stats); this process's output is libFuzzer's log.
+        None,
         known,
         # libFuzzer keeps the time too (-max_total_time), but only between inputs: the
         # campaign's deadline is what cuts a batch on a hanging target short.
         Budget(
-            seconds=None if args.until is None else max(0.0, args.until - time.monotonic()),
+            seconds=None if args.until is None else max(0.0, args.until - started),
             cases=args.cases,
             until_first=args.until_first,
         ),
+        None if args.torch_bugs is None else Path(args.torch_bugs),
     )
+    run.stats.started = started
     pending = []
     last_flush = [time.monotonic()]
 
@@ -102,7 +123,7 @@ def main(argv: list[str] | None = None) -> None:
         case = case_from_bytes(data)
         model.classify(case, args.revision)  # the coverage signal
         pending.append(case)
-        if len(pending) >= BATCH or time.monotonic() - last_flush[0] > FLUSH_SECONDS:
+        if len(pending) >= run.batch(BATCH) or time.monotonic() - last_flush[0] > FLUSH_SECONDS:
             flush()
 
     atheris.Setup([sys.argv[0], *libfuzzer], test_one_input)
@@ -113,6 +134,7 @@ def write_stats(path: str, run) -> None:
     """Cases judged and when each signature was first seen, for the parent's report."""
     tmp = f"{path}.tmp"
     with open(tmp, "w") as f:
+        # The times count from the parent's start (--started): they are the campaign's.
         json.dump({"cases": run.stats.cases, "first_found": run.stats.first_found}, f)
     os.replace(tmp, path)
 

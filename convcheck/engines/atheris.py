@@ -12,15 +12,21 @@ import json
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
-from convcheck import corpus, fuzzed, sandbox
-from convcheck.campaign import example_cases
+from convcheck import corpus, files, fuzzed, sandbox
+from convcheck.case import Case, TensorSpec
 from convcheck.errors import ConvcheckError
 
 # How long past the campaign's deadline the child may take to write its last finding
 # (its own batches stop at the deadline).
 GRACE_SECONDS = 3
+# How often the parent reads the child's counts for the progress display.
+PROGRESS_SECONDS = 0.5
+# libFuzzer's output, kept in the corpus folder (git ignores it there).
+LOG_NAME = "libfuzzer.log"
+SLOW_UNIT_SECONDS = 10**6
 
 
 def explore(campaign, seed: int) -> None:
@@ -30,15 +36,24 @@ def explore(campaign, seed: int) -> None:
         findings_dir = campaign.corpus_dir or work / "findings"
         seeds = work / "seeds"
         seeds.mkdir()
-        # Seeds: the bundled examples (one valid call of each rank) and the corpus.
-        for example in example_cases():
-            (seeds / f"example-{example.stem}.json").write_text(example.read_text())
+        # Seeds: valid calls that show no finding (the bundled examples are the thread's
+        # reproducers: seeded with them, libFuzzer would replay bugs, not find them), and
+        # the campaign's own corpus.
+        for i, case in enumerate(seed_cases()):
+            (seeds / f"valid-{i}.json").write_text(case.dumps())
         if campaign.corpus_dir is not None and campaign.corpus_dir.is_dir():
             for entry in corpus.load_all(campaign.corpus_dir):
                 (seeds / f"{entry.name}.json").write_text(entry.case.dumps())
         (work / "convcheck.dict").write_text(fuzzed.dictionary())
         (work / "known").write_text("\n".join(set(campaign.known) | set(campaign.found)))
         (work / "inputs").mkdir()
+        reading = []
+        if judges.ids.check_map is not None:
+            (work / "check-map.json").write_text(json.dumps(judges.ids.check_map.exact))
+            reading = ["--check-map", str(work / "check-map.json")]
+        if campaign.torch_dir is not None:
+            reading += ["--torch-bugs", str(campaign.torch_dir)]
+        log = log_path(campaign, work)
         command = [
             sys.executable,
             "-m",
@@ -55,9 +70,14 @@ def explore(campaign, seed: int) -> None:
             str(work / "error"),
             *(["--target", judges.target] if judges.target else []),
             *([] if judges.torch is not None else ["--no-torch"]),
+            *reading,
+            "--compare",
+            judges.ids.compare,
             "--jobs",
             str(judges.jobs),
             *([] if campaign.deadline is None else ["--until", repr(campaign.deadline)]),
+            "--started",
+            repr(campaign.stats.started),
             *([] if budget.cases is None else ["--cases", str(campaign.room(budget.cases))]),
             *(["--until-first"] if budget.until_first else []),
             "--",
@@ -65,38 +85,111 @@ def explore(campaign, seed: int) -> None:
             f"-seed={seed + 1}",
             f"-dict={work / 'convcheck.dict'}",
             "-print_final_stats=0",
+            # One call judges a whole batch, so libFuzzer's "slow unit" is no finding; a
+            # harness's crash input is kept beside the log, never in the working folder.
+            f"-report_slow_units={SLOW_UNIT_SECONDS}",
+            f"-artifact_prefix={log.parent}/libfuzzer-",
             str(work / "inputs"),
             str(seeds),
         ]
-        log = work / "libfuzzer.log"
         with open(log, "w") as out:
             child = subprocess.Popen(command, stdout=out, stderr=out, **sandbox.own_session())
             try:
-                _wait(child, judges, campaign.deadline)
+                _wait(child, campaign, work / "stats.json")
             finally:
                 child.kill()
                 child.wait()
         error = work / "error"
         if error.is_file():
-            raise ConvcheckError(f"the atheris engine's child stopped: {error.read_text()}")
+            raise ConvcheckError(
+                f"the atheris engine's child stopped: {error.read_text()} "
+                f"(libFuzzer's log: {files.shown(log)})"
+            )
         if judges.stopped:
             # A signal: the child has written what it found to the corpus folder already;
             # the stopped judges can judge nothing more here.
             return
-        stats = (
-            json.loads((work / "stats.json").read_text()) if (work / "stats.json").exists() else {}
-        )
+        stats = _read_stats(work / "stats.json")
         campaign.stats.cases += stats.get("cases", 0)
         if findings_dir.is_dir():
-            _adopt(campaign, corpus.load_all(findings_dir), stats.get("first_found", {}))
+            found = corpus.load_all(findings_dir, campaign.torch_dir)
+            _adopt(campaign, found, stats.get("first_found", {}))
 
 
-def _wait(child: subprocess.Popen, judges, deadline: float | None) -> None:
+def log_path(campaign, work: Path) -> Path:
+    """libFuzzer's own log (its coverage lines, a harness's traceback) beside the findings,
+    where a person looks after a campaign; only a campaign without a corpus loses it."""
+    if campaign.corpus_dir is None:
+        return work / LOG_NAME
+    return files.folder(campaign.corpus_dir, "corpus folder") / LOG_NAME
+
+
+def _read_stats(path: Path) -> dict:
+    """The child's counts; it replaces the file atomically, so it is whole or absent."""
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+
+
+def _t(*sizes: int, order: tuple[int, ...] | None = None) -> TensorSpec:
+    return TensorSpec(sizes, "float32", order)
+
+
+# Every engine starts from the same place: a valid call, which legacy and current handle
+# alike and correctly (tests/engine holds them to that). 1-D and 2-D only: legacy
+# rejects a 3-D convolution, so one would be the reproducer of an over-strict check.
+_VALID = Case(_t(1, 2, 5), _t(4, 2, 3), _t(4), _t(1, 4, 3), (1,), (0,), (1,), False, (0,), 1)
+_CHANNELS_LAST = (0, 2, 3, 1)
+
+
+def seed_cases() -> list[Case]:
+    """libFuzzer's starting points: valid calls, none of them a finding."""
+    two_d = {"weight": _t(2, 3, 3, 3), "bias": None}
+    return [
+        _VALID,
+        _VALID.replace(
+            input=_t(1, 3, 6, 6), out=_t(1, 2, 3, 3), stride=(2, 2), padding=(1, 1), **two_d
+        ),
+        _VALID.replace(input=_t(2, 4, 5, 5), weight=_t(4, 2, 3, 3), out=_t(2, 4, 3, 3), groups=2),
+        _VALID.replace(
+            input=_t(1, 2, 4),
+            weight=_t(2, 3, 3),
+            bias=None,
+            out=_t(1, 3, 8),
+            stride=(2,),
+            padding=(1,),
+            transposed=True,
+            output_padding=(1,),
+        ),
+        _VALID.replace(
+            input=_t(1, 3, 4, 4, order=_CHANNELS_LAST),
+            out=_t(1, 2, 2, 2, order=_CHANNELS_LAST),
+            **two_d,
+        ),
+        _VALID.replace(
+            input=_t(1, 1, 7), weight=_t(1, 1, 2), bias=None, out=_t(1, 1, 5), dilation=(2,)
+        ),
+    ]
+
+
+def _wait(child: subprocess.Popen, campaign, stats: Path) -> None:
     """Until the child ends, the judges are stopped (a signal: the child, in a session of
-    its own, does not get it), or the deadline has passed by the grace time."""
+    its own, does not get it), or the deadline has passed by the grace time; meanwhile
+    the campaign's progress shows the child's counts."""
+    judges, deadline = campaign.judges, campaign.deadline
+    shown = 0.0
     while child.poll() is None and not judges.stopped:
-        if deadline is not None and time.monotonic() > deadline + GRACE_SECONDS:
+        now = time.monotonic()
+        if deadline is not None and now > deadline + GRACE_SECONDS:
             return
+        if campaign.progress is not None and now - shown >= PROGRESS_SECONDS:
+            shown = now
+            counts = _read_stats(stats)
+            keys = set(counts.get("first_found", {})) | set(campaign.found)
+            kinds = Counter(key.split(" | ")[0] for key in keys)  # a signature's kind first
+            cases = campaign.stats.cases + counts.get("cases", 0)
+            campaign.progress(cases, campaign.stats.elapsed, kinds, "")
         time.sleep(0.05)
 
 

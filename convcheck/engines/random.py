@@ -10,12 +10,26 @@ from __future__ import annotations
 
 import importlib.util
 import time
+from collections.abc import Iterator
+from itertools import islice
 
-from convcheck.generate import RandomSource, build_case
+from convcheck.case import Case
+from convcheck.generate import RandomSource, build_case, empty_input_with_strides_past_int32
 
 BATCH = 256
+# How often a case of ``build_case`` gives way to one of a family it almost never makes.
+RARE = 1 / 256
 # Of a time budget, solving may take this share; the rest is sampling.
 SOLVING_SHARE = 0.25
+
+
+def cases(seed: int) -> Iterator[Case]:
+    src = RandomSource(seed)
+    # A stream of its own: every case of the main stream stays the same (some are replaced).
+    rare = RandomSource(-1 - seed)
+    while True:
+        case = build_case(src)
+        yield empty_input_with_strides_past_int32(rare) if rare.chance(RARE) else case
 
 
 def explore(campaign, seed: int, solved: bool = True) -> None:
@@ -26,14 +40,14 @@ def explore(campaign, seed: int, solved: bool = True) -> None:
         seconds = None if deadline is None else (deadline - time.monotonic()) * SOLVING_SHARE
         judges = campaign.judges
         submit_all(campaign, seed_cases(judges.revision, seconds, lambda: judges.stopped))
-    src = RandomSource(seed)
+    stream = cases(seed)
     while not campaign.exhausted:
-        campaign.submit([build_case(src) for _ in range(campaign.room(BATCH))])
+        campaign.submit(list(islice(stream, campaign.batch(BATCH))))
 
 
-def submit_all(campaign, cases: list) -> None:
-    """Judge ``cases`` in order, in batches the budget has room for."""
-    while cases and not campaign.exhausted:
-        n = campaign.room(BATCH)
-        campaign.submit(cases[:n])
-        cases = cases[n:]
+def submit_all(campaign, solved: list[Case]) -> None:
+    """Judge ``solved`` in order, in the batches the campaign sizes."""
+    while solved and not campaign.exhausted:
+        n = campaign.batch(BATCH)
+        campaign.submit(solved[:n])
+        solved = solved[n:]

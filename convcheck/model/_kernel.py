@@ -210,11 +210,11 @@ def resize_out(call: Call, a: Arith) -> None:
         numel = product
 
 
-def out_strides(call: Call, a: Arith) -> None:
-    """The resize then gives out strides for its new sizes, in the int32 stride type: the
-    innermost dim (by out's dim order) has stride 1, each outer one the next inner one's
-    stride times its size, where a size of 0 counts as 1 (so an empty out can overflow)."""
-    sizes, order = call.out_sizes, call.out.order
+def int32_strides(sizes: Sequence[int], order: Sequence[int], a: Arith, site: str) -> None:
+    """The tensor library's strides for ``sizes`` in its int32 stride type: the innermost
+    dim (by ``order``) has stride 1, each outer one the next inner one's stride times its
+    size, where a size of 0 counts as 1 (so an empty tensor can overflow). The multiply of
+    inner dim d is site ``<site>.dim<d>``."""
     if not order:
         return
     strides = [0] * len(order)
@@ -224,7 +224,12 @@ def out_strides(call: Call, a: Arith) -> None:
         if sizes[inner] == 0:
             strides[order[i]] = strides[inner]
         else:
-            strides[order[i]] = a.mul_i32(strides[inner], sizes[inner], f"out_strides.dim{inner}")
+            strides[order[i]] = a.mul_i32(strides[inner], sizes[inner], f"{site}.dim{inner}")
+
+
+def out_strides(call: Call, a: Arith) -> None:
+    """The resize then gives out strides for its new sizes."""
+    int32_strides(call.out_sizes, call.out.order, a, "out_strides")
 
 
 def empty_out(call: Call, a: Arith) -> None:
@@ -236,6 +241,27 @@ def dtype_switch(call: Call, a: Arith) -> None:
     """The loops are instantiated for real dtypes only (REALHBF16: no bool)."""
     if call.input.dtype == "bool":
         raise Reject("dtype.unsupported")
+
+
+def unsqueezed(t: TensorSpec) -> tuple[list[int], tuple[int, ...]]:
+    """A 1-D convolution runs as a 2-D one: its tensors get a size-1 dim at 2, which the
+    dim order places just outside the old dim 2 (now 3). Where the old dim 2 was the
+    outermost, that adds one product to the strides: the whole numel, sizes of 0 as 1."""
+    if t.rank != 3:
+        return list(t.sizes), t.order
+    order: list[int] = []
+    for d in t.order:
+        order.extend((2, 3) if d == 2 else (d,))
+    return [*t.sizes[:2], 1, t.sizes[2]], tuple(order)
+
+
+def wrapper_strides(call: Call, a: Arith) -> None:
+    """The loops' set-up (``convolution_wrapper``) computes input's and weight's strides
+    in int32 from their sizes, 1-D ones unsqueezed first (and then out's, which
+    ``out_strides`` computed already from the same sizes: they fit by now)."""
+    for name, tensor in (("input", call.input), ("weight", call.weight)):
+        sizes, order = unsqueezed(tensor)
+        int32_strides(sizes, order, a, f"wrapper_strides.{name}")
 
 
 def bias_reads(call: Call, a: Arith) -> None:

@@ -11,6 +11,7 @@ sizes that do not fit the 32-bit size type rejected; input and out dim orders ma
 from __future__ import annotations
 
 from convcheck.fixedint import INT32_MAX, Arith
+from convcheck.model import legacy
 from convcheck.model._kernel import (
     Call,
     Reject,
@@ -22,7 +23,9 @@ from convcheck.model._kernel import (
     empty_out,
     output_size_valid,
     resize_out,
+    unsqueezed,
     val_at,
+    wrapper_strides,
 )
 from convcheck.model._kernel import out_strides as int32_out_strides
 from convcheck.model.legacy import dim_orders, dtypes
@@ -146,20 +149,52 @@ def output_fits(call: Call, a: Arith) -> None:
     call.out_sizes = [a.narrow_i32(s, "output_fits.narrow") for s in call.out_sizes]
 
 
-def out_strides(call: Call, a: Arith) -> None:
-    """Beyond PR 24385: out's strides must fit the int32 stride type too. They are computed
-    in int64 first (each is a product of sizes below 2^31, each factor at most INT32_MAX
-    once the previous one passed), and a call whose out would need a larger one is refused
-    before the tensor library computes them in int32."""
-    sizes, order = call.out_sizes, call.out.order
+def _strides_fit(sizes: list[int], order: tuple[int, ...], a: Arith, site: str, check: str) -> None:
+    """Rejects with ``check`` when a stride the tensor library would compute in int32 from
+    these sizes passes INT32_MAX. Computed in int64 (each is a product of sizes below
+    2^31, each factor at most INT32_MAX once the previous one passed)."""
     stride = 1
     for i in range(len(order) - 1, 0, -1):
         size = sizes[order[i]]
-        stride = a.mul_i64(stride, max(size, 1), f"out_strides.dim{order[i]}_checked")
+        stride = a.mul_i64(stride, max(size, 1), f"{site}.dim{order[i]}_checked")
         if stride > INT32_MAX:
-            raise Reject("output.stride_too_large")
+            raise Reject(check)
+
+
+def out_strides(call: Call, a: Arith) -> None:
+    """Beyond PR 24385: out's strides must fit the int32 stride type too, and a call whose
+    out would need a larger one is refused before the tensor library computes them."""
+    _strides_fit(call.out_sizes, call.out.order, a, "out_strides", "output.stride_too_large")
     int32_out_strides(call, a)
 
+
+def strides_fit(call: Call, a: Arith) -> None:
+    """Beyond PR 24385 as well: the loops' set-up computes input's and weight's strides in
+    int32 (``wrapper_strides``); a call that would overflow there is refused before it.
+    Only a non-empty out gets here, as only then do the loops run."""
+    for name, tensor in (("input", call.input), ("weight", call.weight)):
+        sizes, order = unsqueezed(tensor)
+        _strides_fit(sizes, order, a, f"strides_fit.{name}", f"{name}.stride_too_large")
+
+
+# The check ids each step rejects with, in the order it checks them (docs/checks.md);
+# the steps legacy shares check what legacy's do.
+_AS_LEGACY = legacy.CHECKS
+CHECKS = {
+    **{step: _AS_LEGACY[step] for step in ("dtypes", "dim_orders", "ranks")},
+    **{step: _AS_LEGACY[step] for step in ("stride", "padding", "dilation", "output_padding")},
+    "groups": ("groups.nonpos", "groups.gt_weight0", "groups.not_div_weight0"),
+    "bias": ("bias.rank", "bias.length", "bias.dtype"),
+    "channels": _AS_LEGACY["channels"],
+    "kernel": ("kernel.nonpos", "kernel.gt_padded_input"),
+    "empty_spatial": ("input.empty_spatial",),
+    "output_size_valid": _AS_LEGACY["output_size_valid"],
+    "output_fits": ("output.too_large",),
+    "resize_out": _AS_LEGACY["resize_out"],
+    "out_strides": ("output.stride_too_large",),
+    "dtype_switch": _AS_LEGACY["dtype_switch"],
+    "strides_fit": ("input.stride_too_large", "weight.stride_too_large"),
+}
 
 STEPS = (
     dtypes,
@@ -181,6 +216,8 @@ STEPS = (
     out_strides,
     empty_out,
     dtype_switch,
+    strides_fit,
+    wrapper_strides,
     bias_reads,
 )
-LOOP_STEPS = frozenset({"bias_reads"})
+LOOP_STEPS = frozenset({"wrapper_strides", "bias_reads"})

@@ -25,6 +25,7 @@ from convcheck.model._kernel import (
     output_size_valid,
     resize_out,
     val_at,
+    wrapper_strides,
 )
 
 # -- check_convolution_args -----------------------------------------------------------
@@ -194,6 +195,28 @@ def bias_load_fn(call: Call, a: Arith) -> None:
         a.call_null("bias_load_fn.call")
 
 
+# The check ids each step rejects with, in the order it checks them (docs/checks.md).
+CHECKS = {
+    "dtypes": ("dtype.mismatch",),
+    "dim_orders": ("dim_order.input", "dim_order.weight", "dim_order.out"),
+    "ranks": ("rank.input", "rank.weight", "rank.out"),
+    "bias_shape": ("bias.rank", "bias.length"),
+    "stride": ("stride.length", "stride.range"),
+    "padding": ("padding.length", "padding.range"),
+    "dilation": ("dilation.length", "dilation.range"),
+    "output_padding": (
+        "output_padding.length",
+        "output_padding.range",
+        "output_padding.too_large",
+    ),
+    "groups": ("groups.gt_weight0", "groups.not_div_weight0"),
+    "channels": ("input.channels",),
+    "same_dim_order": ("dim_order.in_out",),
+    "output_size_valid": ("output.invalid",),
+    "resize_out": ("out.resize",),
+    "dtype_switch": ("dtype.unsupported",),
+}
+
 STEPS = (
     dtypes,
     dim_orders,
@@ -212,7 +235,8 @@ STEPS = (
     out_strides,
     empty_out,
     dtype_switch,
+    wrapper_strides,
     bias_load_fn,
     bias_reads,
 )
-LOOP_STEPS = frozenset({"bias_load_fn", "bias_reads"})
+LOOP_STEPS = frozenset({"wrapper_strides", "bias_load_fn", "bias_reads"})

@@ -214,19 +214,56 @@ static const char *step_output_fits(const convcheck_call *call, cc_plan *plan) {
     return NULL;
 }
 
-/* Step 17, beyond PR 24385. out's strides must fit the int32 stride type as well as its
-   sizes: they are computed here in int64 (each factor is at most INT32_MAX once the
-   previous stride passed, so no product overflows) and a larger one is refused before the
-   tensor library would compute it in int32. */
-static const char *step_out_strides(const convcheck_call *call, cc_plan *plan) {
-    const int32_t *order = call->out.dim_order;
+/* Whether every stride the tensor library would compute in int32 from these sizes fits:
+   computed here in int64 (each factor is at most INT32_MAX once the previous stride
+   passed, so no product overflows). */
+static int strides_fit(int32_t rank, const int64_t *sizes, const int32_t *order) {
     int64_t stride = 1;
-    for (int32_t i = plan->out_rank - 1; i > 0; i--) {
-        int64_t size = plan->out_sizes[order[i]];
+    for (int32_t i = rank - 1; i > 0; i--) {
+        int64_t size = sizes[order[i]];
         stride *= size == 0 ? 1 : size;
         if (stride > INT32_MAX) {
-            return "output.stride_too_large";
+            return 0;
         }
+    }
+    return 1;
+}
+
+/* Step 17, beyond PR 24385. out's strides must fit the int32 stride type as well as its
+   sizes: a larger one is refused before the tensor library would compute it in int32. */
+static const char *step_out_strides(const convcheck_call *call, cc_plan *plan) {
+    if (!strides_fit(plan->out_rank, plan->out_sizes, call->out.dim_order)) {
+        return "output.stride_too_large";
+    }
+    return NULL;
+}
+
+/* Whether t's strides, as the loops' set-up computes them (a 1-D convolution's tensors
+   unsqueezed first), fit int32. */
+static int loop_strides_fit(const convcheck_tensor *t) {
+    int64_t sizes[CONVCHECK_MAX_RANK];
+    int64_t sizes4[4];
+    int32_t order4[4];
+    for (int32_t i = 0; i < t->rank; i++) {
+        sizes[i] = t->sizes[i];
+    }
+    if (t->rank != 3) {
+        return strides_fit(t->rank, sizes, t->dim_order);
+    }
+    cc_unsqueeze(t, sizes, sizes4, order4);
+    return strides_fit(4, sizes4, order4);
+}
+
+/* Step 20, beyond PR 24385 as well. The loops' set-up computes input's and weight's strides
+   in int32 (conv_loops.c): a call that would overflow there is refused before. Only a
+   non-empty out gets here, as only then do the loops run. */
+static const char *step_strides_fit(const convcheck_call *call, cc_plan *plan) {
+    (void)plan;
+    if (!loop_strides_fit(&call->input)) {
+        return "input.stride_too_large";
+    }
+    if (!loop_strides_fit(&call->weight)) {
+        return "weight.stride_too_large";
     }
     return NULL;
 }
@@ -251,6 +288,7 @@ const cc_step cc_revision_steps[] = {
     step_out_strides,          /* 17 */
     cc_step_empty_out,         /* 18 */
     cc_step_dtype_switch,      /* 19 */
+    step_strides_fit,          /* 20 */
     cc_step_bias_load_fn,      /* the loops' bias loader: never NULL here, step 9 refused bool */
 };
 const size_t cc_revision_step_count = sizeof cc_revision_steps / sizeof cc_revision_steps[0];

@@ -236,6 +236,6 @@ const cc_step cc_revision_steps[] = {
     step_out_strides,          /* 15 */
     cc_step_empty_out,         /* 16 */
     cc_step_dtype_switch,      /* 17 */
-    cc_step_bias_load_fn,      /* 18: a bool bias gets a NULL load function, called by the loops */
+    cc_step_bias_load_fn,      /* 19: a bool bias gets a NULL load function, called by the loops */
 };
 const size_t cc_revision_step_count = sizeof cc_revision_steps / sizeof cc_revision_steps[0];

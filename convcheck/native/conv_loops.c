@@ -2,8 +2,9 @@
  * conv_loops.c: the convolution both revisions run after their checks accept a call.
  *
  * 1-D and 2-D convolutions run as 3-D ones whose leading spatial dims have size 1. Every
- * tensor is indexed through strides derived from its sizes and dim order (as ExecuTorch's
- * dim_order_to_stride does), so contiguous, channels-last and mixed layouts all work.
+ * tensor is indexed through strides derived from its sizes and dim order, in int32 as
+ * ExecuTorch's loop set-up computes them (the wrapper_strides step of docs/checks.md), so
+ * contiguous, channels-last and mixed layouts all work.
  * Elements are read through the per-dtype load functions of elements.c, which convert to
  * the compute type (cc_kind); the bias is read through the function the revision's bias_load_fn step
  * looked up, as bias[oc] for every output element, with no bound: a bias shorter than
@@ -60,27 +61,57 @@ typedef struct {
     int64_t strides[5];
 } view5;
 
-/* ExecuTorch's dim_order_to_stride: the innermost dim in the dim order has stride 1, each
-   outer one the stride times the size of the next inner one (a size 0 counts as 1). */
-static void strides_from_dim_order(int32_t rank, const int64_t *sizes, const int32_t *dim_order,
-                                   int64_t *strides) {
+/* ExecuTorch's dim_order_to_stride_nocheck, in its int32 stride type: the innermost dim in
+   the dim order has stride 1, each outer one the stride times the size of the next inner
+   one (a size 0 counts as 1). The checks keep out's strides in int32 in both revisions,
+   and current's keep input's and weight's; legacy's can overflow here (UB). */
+static void int32_strides(int32_t rank, const int64_t *sizes, const int32_t *dim_order,
+                          int32_t *strides) {
     if (rank == 0) {
         return;
     }
     strides[dim_order[rank - 1]] = 1;
     for (int32_t i = rank - 2; i >= 0; i--) {
-        int64_t inner_size = sizes[dim_order[i + 1]];
-        int64_t inner_stride = strides[dim_order[i + 1]];
+        int32_t inner_size = (int32_t)sizes[dim_order[i + 1]];
+        int32_t inner_stride = strides[dim_order[i + 1]];
         strides[dim_order[i]] = inner_size == 0 ? inner_stride : inner_stride * inner_size;
     }
 }
 
-/* `sizes` are t's own, or for out the sizes the checks resized it to. */
+void cc_unsqueeze(const convcheck_tensor *t, const int64_t *sizes, int64_t *sizes4,
+                  int32_t *order4) {
+    sizes4[0] = sizes[0];
+    sizes4[1] = sizes[1];
+    sizes4[2] = 1;
+    sizes4[3] = sizes[2];
+    for (int32_t i = 0, j = 0; i < 3; i++) {
+        if (t->dim_order[i] == 2) {
+            order4[j++] = 2;
+            order4[j++] = 3;
+        } else {
+            order4[j++] = t->dim_order[i];
+        }
+    }
+}
+
+/* `sizes` are t's own, or for out the sizes the checks resized it to. The strides come
+   from the sizes and dim order, as the kernel's loop set-up recomputes them: input's and
+   weight's first, then out's. */
 static view5 make_view(const convcheck_tensor *t, const int64_t *sizes) {
     view5 v;
-    int64_t strides[CONVCHECK_MAX_RANK];
-    strides_from_dim_order(t->rank, sizes, t->dim_order, strides);
-    int32_t ndim = t->rank - 2;
+    int64_t sizes4[4];
+    int32_t order4[4];
+    int32_t rank = t->rank;
+    const int32_t *order = t->dim_order;
+    if (rank == 3) {
+        cc_unsqueeze(t, sizes, sizes4, order4);
+        rank = 4;
+        sizes = sizes4;
+        order = order4;
+    }
+    int32_t strides[CONVCHECK_MAX_RANK];
+    int32_strides(rank, sizes, order, strides);
+    int32_t ndim = rank - 2;
     v.data = t->data;
     for (int32_t j = 0; j < 2; j++) {
         v.sizes[j] = sizes[j];

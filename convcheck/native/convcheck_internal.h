@@ -82,6 +82,11 @@ cc_kind cc_kind_of(int32_t dtype);
 void cc_store_value(int32_t dtype, void *base, int64_t index, cc_value v);
 
 /* conv_loops.c */
+/* A 1-D convolution's tensor (rank 3) as ExecuTorch's 2-D one: a size-1 dim inserted at 2,
+   placed in the dim order just outside the old dim 2 (get_unsqueezed_sizes, _dim_order).
+   Where the old dim 2 was outermost, that makes its strides one product longer. */
+void cc_unsqueeze(const convcheck_tensor *t, const int64_t *sizes, int64_t *sizes4,
+                  int32_t *order4);
 /* The convolution of an accepted call; 0 on success, -2 when scratch memory ran out. */
 int32_t cc_convolution(const convcheck_call *call, const cc_plan *plan);
 

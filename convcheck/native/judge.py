@@ -26,7 +26,7 @@ from convcheck.native.build import build_library, worker_env
 from convcheck.native.worker import RunLimits
 from convcheck.outcome import ABI_VIOLATION, TOOL_ERROR, Outcome
 from convcheck.pool_judge import PoolJudge
-from convcheck.sandbox import Crash, Hang, WorkerPool, WorkerSpec
+from convcheck.sandbox import Crash, Hang, WorkerPool, WorkerSpec, python_env
 
 _PROBE_TIMEOUT = 60.0  # seconds; loading a library under ASan is quick, but CI is slow
 # The answer goes to a private pipe: a library may print from its constructor or
@@ -72,7 +72,7 @@ def probe_library(path: Path, what: str = "target", sanitized: bool | None = Non
                 done = subprocess.run(
                     [sys.executable, "-c", _PROBE, str(path), what, package_root]
                     + [str(answer_write)],
-                    env={**os.environ, **worker_env(bool(sanitized))},
+                    env={**os.environ, **worker_env(bool(sanitized)), **python_env()},
                     stdin=subprocess.DEVNULL,
                     stdout=printed,
                     stderr=printed,
@@ -126,6 +126,9 @@ class NativeJudge(PoolJudge):
     checks only; ``run`` also computes small outputs (see ``RunLimits``), filling
     ``Outcome.values``. A crash or a hang is an outcome, never an exception. ``worker``
     is the module whose ``init`` and ``handle`` serve the requests in the workers.
+    ``fork_server``: workers are forked from one that loaded the library (a crash then
+    costs a fork, not a start; see ``convcheck.sandbox``); False starts each one, loading
+    the library again.
     """
 
     def __init__(
@@ -138,6 +141,7 @@ class NativeJudge(PoolJudge):
         memory_limit_mb: int | None = 4096,
         limits: RunLimits | None = None,
         worker: str = "convcheck.native.worker",
+        fork_server: bool = True,
     ) -> None:
         if target is None:
             self.revision: str | None = revision
@@ -155,10 +159,16 @@ class NativeJudge(PoolJudge):
         spec = WorkerSpec(
             handler=f"{worker}:handle",
             init=f"{worker}:init",
-            config={"library": str(self.library), "what": what, "limits": asdict(limits)},
-            env=worker_env(sanitized),
+            config={
+                "library": str(self.library),
+                "what": what,
+                "limits": asdict(limits),
+                "eager": fork_server,
+            },
+            env=_worker_env(sanitized, fork_server),
             memory_limit_mb=memory_limit_mb,
             sanitized=sanitized,
+            fork_server=fork_server,
         )
         self._pool = WorkerPool(spec, jobs=jobs, timeout=timeout)
 
@@ -168,6 +178,17 @@ class NativeJudge(PoolJudge):
 
     def __repr__(self) -> str:
         return f"NativeJudge({self.name!r}, library={str(self.library)!r})"
+
+
+def _worker_env(sanitized: bool, fork_server: bool) -> dict[str, str]:
+    # One BLAS thread: numpy then starts none, and the fork server may fork.
+    env = {**worker_env(sanitized), "OPENBLAS_NUM_THREADS": "1"}
+    if fork_server and os.path.basename(env.get("LD_PRELOAD", "")).startswith("libasan"):
+        # gcc's UBSan has a symbolizer of its own, which a fork server cannot warm: each
+        # worker would spend a quarter of a second of its crash on reading debug
+        # information. The sandbox names the crashing module's frames instead.
+        env["UBSAN_OPTIONS"] += ":symbolize=0"
+    return env
 
 
 def _outcome(answer: dict | Crash | Hang) -> Outcome:

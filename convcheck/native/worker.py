@@ -1,6 +1,7 @@
 """The worker side of the native judge: runs inside a sandbox worker process.
 
-``init(config)`` loads the library (``config["library"]``) and checks its ABI;
+``init(config)`` loads the library (``config["library"]``) and checks its ABI, and
+imports what a run needs at once when ``config["eager"]``;
 ``handle(request)`` judges one case. A request is ``{"case": <case JSON>, "mode":
 "check" | "run"}``; the answer is ``{"verdict", "check", "out_sizes", "values", "ran"}``,
 plus ``"detail"`` when the verdict is ``abi-violation`` (the library's result is outside
@@ -89,6 +90,10 @@ def init(config: dict) -> None:
     libc.free.restype = None
     libc.free.argtypes = [ctypes.c_void_p]
     _state.libc = libc
+    if config.get("eager"):
+        # A fork server's: the workers it forks inherit numpy, where each would import it
+        # (a fifth of a second under ASan) on its first run request.
+        from convcheck.native import _buffers  # noqa: F401
 
 
 class _Status(ConvcheckError):

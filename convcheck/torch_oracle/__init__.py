@@ -24,14 +24,17 @@ them), so both are fixed and recorded. torch is imported on first use, never by
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError
 from convcheck.outcome import ACCEPT, CRASH, HANG, Outcome
 from convcheck.torch_oracle import _torch
+from convcheck.torch_oracle._checks import check_path
 from convcheck.torch_oracle._compare import first_difference
 from convcheck.validation import check_positive_int, check_seconds
 
@@ -42,6 +45,8 @@ DEFAULT_THREADS = 2
 SMALL_NUMEL = 4096  # elements of each of input, weight, bias
 SMALL_OUT_NUMEL = 65536  # elements of the output torch would compute
 SMALL_WORK = 1 << 25  # output elements times taps per output element
+# The backends that exist only while oneDNN is enabled.
+ONEDNN_BACKENDS = frozenset({"Mkldnn", "MkldnnTranspose", "MkldnnEmpty"})
 
 
 def available() -> bool:
@@ -69,6 +74,9 @@ class TorchVerdict:
     torch_bug: str | None = None
     out_dtype: str | None = None
     torch_version: str = field(default="", compare=False)
+    # False when the real calls were due but a deadline cut them short: the verdict is
+    # the checks', and no evidence about what the real calls would have shown.
+    complete: bool = field(default=True, compare=False)
 
     def describe(self) -> str:
         head = f"torch {self.torch_version} ({self.path}, {self.backend or 'no backend'}, "
@@ -138,6 +146,10 @@ class TorchJudge:
         self.private_api = _torch.has_select_conv_backend()
         self.torch_version = str(torch.__version__)
         self._pool = None
+        self._runner: ThreadPoolExecutor | None = None  # waits for the real calls
+        # Reuse the oneDNN-on answer for oneDNN off where no oneDNN backend is involved
+        # (``_check_both``); tests turn it off to hold the shortcut to the full runs.
+        self.reuse_without_onednn = True
 
     def settings(self) -> dict[str, Any]:
         """Everything that changes torch's verdicts here: record it with results."""
@@ -164,41 +176,81 @@ class TorchJudge:
         check path (tests/torch prove the two agree there): many times faster for a
         campaign, where most calls are rejected.
         """
-        from convcheck.torch_oracle._checks import check_path
+        return self.start(cases, values, compute_rejected)()
 
-        checked = [
-            (
-                check_path(c, threads=self.threads, onednn=True, private=self.private_api),
-                check_path(c, threads=self.threads, onednn=False, private=self.private_api),
-            )
-            for c in cases
-        ]
+    def predict(self, case: Case) -> TorchVerdict:
+        """The check path's verdict alone: no worker, no computation, no values."""
+        return self._checks_verdict(*self._check_both(case))
+
+    def start(
+        self,
+        cases: Sequence[Case],
+        values: bool = True,
+        compute_rejected: bool = True,
+        deadline: float | None = None,
+    ) -> Callable[[], list[TorchVerdict]]:
+        """``judge`` in two halves: the check path now, in this thread; the real calls
+        sent to the workers, which run while the caller does other work (the model).
+        Returns the function that waits for them and gives the verdicts. Real calls
+        still running at ``deadline`` (a ``time.monotonic()`` time) are abandoned: their
+        cases get the checks' verdict with ``complete=False``."""
+        checked = [self._check_both(c) for c in cases]
         small = [
             i
             for i, (c, chk) in enumerate(zip(cases, checked, strict=True))
             if _is_small(c, chk)
             and (compute_rejected or any(r.outcome.verdict == ACCEPT for r in chk))
         ]
-        results: dict[int, tuple[Any, Any]] = {}
-        if small:
-            requests = []
-            for i in small:
-                case_json = cases[i].to_json()
-                for onednn in (True, False):
-                    requests.append({"case": case_json, "onednn": onednn, "values": values})
-            answers = self._workers().run(requests)
-            for k, i in enumerate(small):
-                results[i] = (answers[2 * k], answers[2 * k + 1])
-        verdicts = []
-        for i, case in enumerate(cases):
-            default, off = checked[i]
-            # A real run left unfinished (cancelled) falls back to the checks, which the
-            # tests hold equal to it.
-            if i in results and None not in results[i]:
-                verdicts.append(self._real_verdict(case, default.backend, *results[i]))
-            else:
-                verdicts.append(self._checks_verdict(default, off))
-        return verdicts
+        requests, slots = [], []  # slots[k]: the (case, oneDNN) answers request k stands for
+        for i in small:
+            case_json = cases[i].to_json()
+            both = self.reuse_without_onednn and checked[i][0].backend not in ONEDNN_BACKENDS
+            requests.append({"case": case_json, "onednn": True, "values": values})
+            slots.append([(i, 0), (i, 1)] if both else [(i, 0)])
+            if not both:
+                requests.append({"case": case_json, "onednn": False, "values": values})
+                slots.append([(i, 1)])
+        running = None
+        if requests:
+            if self._runner is None:
+                self._runner = ThreadPoolExecutor(1, thread_name_prefix="convcheck-torch")
+            running = self._runner.submit(self._workers().run, requests, deadline)
+
+        def finish() -> list[TorchVerdict]:
+            results: dict[int, list[Any]] = {i: [None, None] for i in small}
+            for answer, places in zip(running.result() if running else [], slots, strict=True):
+                for i, which in places:
+                    results[i][which] = answer
+            verdicts = []
+            for i, case in enumerate(cases):
+                default, off = checked[i]
+                # A real run left unfinished (cancelled) falls back to the checks, which
+                # the tests hold equal to it.
+                if i in results and None not in results[i]:
+                    verdicts.append(self._real_verdict(case, default.backend, *results[i]))
+                else:
+                    cut = i in results and deadline is not None and time.monotonic() >= deadline
+                    verdict = self._checks_verdict(default, off)
+                    verdicts.append(replace(verdict, complete=False) if cut else verdict)
+            return verdicts
+
+        return finish
+
+    def _check_both(self, case: Case):
+        """The check path with oneDNN on, then off.
+
+        Disabling oneDNN changes which backend torch picks only where it picked a oneDNN
+        one; every check before the choice and every other backend's checks are the same
+        code either way. So where oneDNN on picks no oneDNN backend, the answer with it
+        off is the same answer (memoised on the backend, which is what the verdict
+        depends on), and the second run, half of the check path's time, is skipped.
+        ``tests/torch`` holds the shortcut equal to running both.
+        """
+        on = check_path(case, threads=self.threads, onednn=True, private=self.private_api)
+        if self.reuse_without_onednn and on.backend not in ONEDNN_BACKENDS:
+            return on, on
+        off = check_path(case, threads=self.threads, onednn=False, private=self.private_api)
+        return on, off
 
     def _real_verdict(self, case: Case, backend: str, default: Any, off: Any) -> TorchVerdict:
         outcome, dtype = _real_outcome(case, default, backend)
@@ -252,6 +304,9 @@ class TorchJudge:
         if self._pool is not None:
             self._pool.close()
             self._pool = None
+        if self._runner is not None:
+            self._runner.shutdown()
+            self._runner = None
 
     def __enter__(self) -> TorchJudge:
         return self
@@ -294,7 +349,7 @@ def _real_outcome(case: Case, answer: Any, backend: str) -> tuple[Outcome, str |
         return Outcome.crashed(answer.kind, site, answer.describe()), None
     if answer["verdict"] == ACCEPT:
         raw = answer.get("values")
-        values = None if raw is None else tuple(float(v) for v in raw)
+        values = None if raw is None else tuple(map(float, raw))
         dtype = answer["dtype"]
         return Outcome.accept(answer["sizes"], values, detail=f"dtype {dtype}"), dtype
     check = normalize(answer["error"], answer["message"], case)

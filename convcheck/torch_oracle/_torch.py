@@ -9,6 +9,7 @@ import contextlib
 import functools
 import importlib
 import importlib.util
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -53,6 +54,10 @@ def available() -> bool:
 
 
 def torch_module() -> Any:
+    # The check path asks for it several times a case: a dict lookup once it is imported.
+    module = sys.modules.get("torch")
+    if module is not None:
+        return module
     try:
         return importlib.import_module("torch")
     except ImportError as e:
@@ -146,5 +151,11 @@ def real_tensor(spec: TensorSpec, role: str) -> Any:
 
 def zero_stride_tensor(sizes, dtype: str) -> Any:
     """A tensor of any sizes over one element: shape checks see it, nothing allocates."""
-    torch = torch_module()
-    return torch.empty((), dtype=torch_dtype(dtype)).expand(list(sizes))
+    scalar = _SCALARS.get(dtype)
+    if scalar is None:
+        # One element per dtype, shared: nothing ever writes through these views.
+        scalar = _SCALARS[dtype] = torch_module().empty((), dtype=torch_dtype(dtype))
+    return scalar.expand(list(sizes))
+
+
+_SCALARS: dict[str, Any] = {}

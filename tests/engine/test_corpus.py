@@ -1,8 +1,10 @@
 """Corpus files: atomic, named by signature, and loud about malformed input."""
 
+import dataclasses
 import errno
 import json
 import os
+from pathlib import Path
 
 import pytest
 from builders import conv
@@ -111,3 +113,119 @@ def test_malformed_entry_is_one_clear_error(tmp_path, text, message):
 def test_missing_corpus_folder(tmp_path):
     with pytest.raises(ConvcheckError, match="does not exist"):
         corpus.load_all(tmp_path / "nope")
+
+
+def old_entry(tmp_path, kind, signature, outcomes=None, revision="current"):
+    """A file as an older convcheck wrote it, before signatures were root causes."""
+    data = json.loads(corpus.write(tmp_path, finding(), revision, None, {}).read_text())
+    data.update(kind=kind, signature=list(signature), revision=revision)
+    if outcomes is not None:
+        data["outcomes"] = outcomes
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+CRASHED_RUN = {
+    "native": {"verdict": "accept", "check": None, "out_sizes": [1, 4, 3], "crash": None},
+    "native_run": {
+        "verdict": "crash",
+        "check": None,
+        "out_sizes": None,
+        "crash": {"kind": "heap-buffer-overflow READ", "site": "load_bfloat16 conv_loops.c:160"},
+    },
+}
+
+MIGRATIONS = [
+    (
+        "the kernel passes the model's check",
+        ("infidelity", "reject groups.gt_weight0", "reject bias.length"),
+        None,
+        ("infidelity", "groups.gt_weight0", "kernel passes"),
+    ),
+    (
+        "the kernel rejects earlier",
+        ("infidelity", "accept", "reject rank.input"),
+        None,
+        ("infidelity", "rank.input", "kernel rejects"),
+    ),
+    (
+        "both accept",
+        ("infidelity", "accept", "accept"),
+        None,
+        ("infidelity", "output_sizes", "sizes differ"),
+    ),
+    (
+        "an infidelity of a crashing kernel is its crash",
+        ("infidelity", "accept", "crash heap-buffer-overflow READ"),
+        CRASHED_RUN,
+        ("crash", "heap-buffer-overflow READ", "load"),
+    ),
+    (
+        "a crash keyed on one per-dtype loader",
+        ("crash", "heap-buffer-overflow READ", "load_float32"),
+        CRASHED_RUN,
+        ("crash", "heap-buffer-overflow READ", "load"),
+    ),
+    (
+        "a crash keyed on the model's site stays",
+        ("crash", "division-by-zero", "groups.weight0_rem"),
+        None,
+        ("crash", "division-by-zero", "groups.weight0_rem"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "old, outcomes, new", [row[1:] for row in MIGRATIONS], ids=[row[0] for row in MIGRATIONS]
+)
+def test_an_old_signature_loads_as_todays(tmp_path, old, outcomes, new):
+    entry = corpus.load(old_entry(tmp_path, old[0], old, outcomes))
+    assert (entry.kind, entry.signature) == (new[0], new)
+
+
+def test_an_old_signature_that_cannot_be_migrated_is_one_clear_error(tmp_path):
+    path = old_entry(tmp_path, "infidelity", ("infidelity", "accept", "hang"), outcomes={})
+    with pytest.raises(ConvcheckError) as info:
+        corpus.load(path)
+    assert str(info.value).startswith(f"corpus file {path}: signature 'infidelity | accept | hang'")
+
+
+def test_the_shipped_entries_are_in_todays_terms():
+    """Loading migrates; the shipped files need none (they are written in today's terms)."""
+    shipped = Path(__file__).parents[2] / "corpus"
+    for path in sorted(shipped.glob("*.json")):
+        data = json.loads(path.read_text())
+        entry = corpus.load(path)
+        assert (entry.kind, list(entry.signature)) == (data["kind"], data["signature"]), path
+        assert entry.name == corpus.entry_name(entry.signature), path
+
+
+def test_merged_signatures_round_trip(tmp_path):
+    merged = finding(signature=("infidelity", "bias.length", "kernel passes"))
+    kept = dataclasses.replace(finding(), also=(merged.signature,))
+    entry = corpus.load(corpus.write(tmp_path, kept, "legacy", None, {}))
+    assert entry.also == (merged.signature,)
+    assert entry.keys == {entry.key, "infidelity | bias.length | kernel passes"}
+
+
+def test_findings_minimised_to_one_call_merge_into_one_entry(tmp_path):
+    from types import SimpleNamespace
+
+    from convcheck.campaign import Campaign
+
+    judges = SimpleNamespace(revision="legacy", target=None, stopped=False)
+    run = Campaign(judges, tmp_path)
+    crash = finding()
+    passes = finding(signature=("infidelity", "groups.gt_weight0", "kernel passes"))
+    elsewhere = finding(conv(groups=0, bias=None), ("infidelity", "bias.length", "kernel passes"))
+    torch_bug = finding(signature=("torch-bug", "crash SIGSEGV"))
+    for f in (passes, crash, elsewhere, torch_bug):  # as found, each written at once
+        run._keep(f, 0.0)
+        run.minimized.add(f.key)
+    run.minimize_all()
+    assert sorted(run.found) == sorted([crash.key, elsewhere.key, torch_bug.key])
+    assert run.found[crash.key].also == (passes.signature,)
+    entries = {e.key: e for e in corpus.load_all(tmp_path)}
+    assert sorted(entries) == sorted(run.found)  # the merged one's file is gone
+    assert entries[crash.key].keys == {crash.key, passes.key}

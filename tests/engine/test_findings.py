@@ -57,22 +57,107 @@ ROWS = [
         [("crash", "division-by-zero", "groups.weight0_rem")],
     ),
     (
-        "an unforeseen crash is named by the C function, and is an infidelity",
+        "an unforeseen crash is named by the C function: the crash is the infidelity",
         judgement(native=Outcome.crashed("SEGV", "cc_output_dim1 checks_legacy.c:7")),
-        [
-            ("crash", "SEGV", "cc_output_dim*"),
-            ("infidelity", "accept", "crash SEGV"),
-        ],
+        [("crash", "SEGV", "cc_output_dim*")],
+    ),
+    (
+        "per-dtype loaders are one function",
+        judgement(
+            native=ACCEPT,
+            native_run=Outcome.crashed("heap-buffer-overflow READ", "load_bfloat16 loops.c:9"),
+        ),
+        [("crash", "heap-buffer-overflow READ", "load")],
+    ),
+    (
+        "a C++ site: template arguments, return type and parameters folded",
+        judgement(
+            native=Outcome.crashed(
+                "signed-integer-overflow",
+                "void et::native::(anonymous namespace)::conv2d<float, double>"
+                "(et::Tensor const&, long) const op_convolution.cpp:41",
+            )
+        ),
+        [("crash", "signed-integer-overflow", "et::native::{anonymous}::conv2d")],
+    ),
+    (
+        "the loops crash on a call the model rejects: the check the kernel passed is the bug",
+        judgement(
+            predicted=Outcome.reject("rank.weight"),
+            native=ACCEPT,
+            native_run=Outcome.crashed("SEGV", "load_float32 conv_loops.c:160"),
+        ),
+        [("infidelity", "rank.weight", "kernel passes")],
+    ),
+    (
+        "the checks crash in a step after the model's rejection: the same",
+        judgement(
+            predicted=Outcome.reject("stride.range"),
+            native=Outcome.crashed("signed-integer-overflow", "step_output_sizes checks.c:180"),
+        ),
+        [("infidelity", "stride.range", "kernel passes")],
+    ),
+    (
+        "the checks crash before the model's rejection: a crash of its own",
+        judgement(
+            predicted=Outcome.reject("out.resize"),
+            native=Outcome.crashed("signed-integer-overflow", "step_output_sizes checks.c:180"),
+        ),
+        [("crash", "signed-integer-overflow", "step_output_sizes")],
     ),
     (
         "a hang",
         judgement(native=Outcome.hung()),
-        [("crash", "hang", "?"), ("infidelity", "accept", "hang")],
+        [("crash", "hang", "?")],
     ),
     (
-        "the run entry disagrees with the model",
+        "the kernel passes the check at which the model rejects",
+        judgement(
+            predicted=Outcome.reject("groups.gt_weight0"),
+            native=Outcome.reject("input.channels"),
+            torch=Outcome.reject("groups.gt_weight0"),
+        ),
+        [("infidelity", "groups.gt_weight0", "kernel passes")],
+    ),
+    (
+        "the kernel passes it and accepts: the same finding, torch not compared",
+        judgement(
+            predicted=Outcome.reject("groups.gt_weight0"),
+            native=ACCEPT,
+            torch=Outcome.reject("groups.gt_weight0"),
+        ),
+        [("infidelity", "groups.gt_weight0", "kernel passes")],
+    ),
+    (
+        "the kernel rejects at a check the model passed, within one step",
+        judgement(
+            predicted=Outcome.reject("groups.not_div_weight0"),
+            native=Outcome.reject("groups.gt_weight0"),
+        ),
+        [("infidelity", "groups.gt_weight0", "kernel rejects")],
+    ),
+    (
+        "the run entry rejects a call the model accepts",
         judgement(native=ACCEPT, native_run=Outcome.reject("bias.length")),
-        [("infidelity", "accept", "reject bias.length")],
+        [("infidelity", "bias.length", "kernel rejects")],
+    ),
+    (
+        "the kernel survives a site the model says has undefined behaviour",
+        judgement(
+            predicted=Outcome.crashed("division-by-zero", "groups.weight0_rem"),
+            native=Outcome.reject("input.channels"),
+        ),
+        [("infidelity", "groups.weight0_rem", "kernel passes")],
+    ),
+    (
+        "a check id of the kernel's own names no point of ours",
+        judgement(predicted=Outcome.reject("rank.input"), native=Outcome.reject("E_RANK")),
+        [("infidelity", "rank.input", "kernel rejects another id")],
+    ),
+    (
+        "both accept with other sizes",
+        judgement(native=Outcome.accept((1, 4, 4)), torch=Outcome.accept((1, 4, 4))),
+        [("infidelity", "output_sizes", "sizes differ")],
     ),
     (
         "missing check",
@@ -176,7 +261,14 @@ def test_the_hook_is_not_asked_when_a_judge_crashed():
         raise AssertionError("asked")
 
     j = judgement(native=Outcome.hung(), torch=ACCEPT)
-    assert {f.kind for f in findings(j, explain)} == {"crash", "infidelity"}
+    assert {f.kind for f in findings(j, explain)} == {"crash"}
+
+
+def test_the_why_line_of_a_cpp_crash_is_short():
+    site = "void ns::f<" + ", ".join(["std::vector<int>"] * 40) + ">(int) a.cpp:3"
+    (found,) = findings(judgement(native=Outcome.crashed("SEGV", site)))
+    assert found.signature == ("crash", "SEGV", "ns::f")
+    assert len(found.explanation) < 120, found.explanation
 
 
 def test_kinds_are_the_corpus_strings_and_say_what_they_mean():

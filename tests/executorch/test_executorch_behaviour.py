@@ -7,7 +7,7 @@ same thing, so a row that changes shows which side moved.
 
 import numpy as np
 import pytest
-from builders import conv, conv_t, t
+from builders import conv, conv_t, input_strides_past_int32, t
 
 from convcheck.fixedint import INT64_MAX
 from convcheck.values import logical_values
@@ -173,6 +173,12 @@ ROWS = {
     "huge_groups_transposed_bias_check": (
         conv_t(bias=t(1), weight=t(4, 4, 3), groups=INT64_MAX),
         ("reject", "groups.gt_weight0"),
+    ),
+    # The loops' set-up computes in's strides in int32: 1073741824 * 2 wraps silently (no
+    # UBSan), and the empty input is never indexed.
+    "input_strides_past_int32": (
+        input_strides_past_int32(),
+        ("accept", (1, 1, 1, 2)),
     ),
     # Too large to run whole: probed for its checks and out sizes.
     "out_numel_overflow": (

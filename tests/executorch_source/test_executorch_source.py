@@ -24,7 +24,8 @@ REVISION = os.environ.get("CONVCHECK_EXECUTORCH_REVISION", "legacy")
 needs_checkout = pytest.mark.skipif(
     not SOURCE, reason="needs an ExecuTorch checkout: set CONVCHECK_EXECUTORCH_SRC to its root"
 )
-EXAMPLE = Path(__file__).resolve().parents[2] / "convcheck/examples/out_strides_past_int32.json"
+EXAMPLES = Path(__file__).resolve().parents[2] / "convcheck/examples"
+EXAMPLE = EXAMPLES / "out_strides_past_int32.json"
 
 
 def run_cli(*argv):
@@ -89,15 +90,24 @@ def test_target_builds_once(library):
 
 
 @needs_checkout
-def test_the_real_kernel_crashes_where_the_model_says(library):
+@pytest.mark.parametrize(
+    ("example", "entry", "label"),
+    [
+        # The resize of out: on the check entry already.
+        ("out_strides_past_int32.json", "native_check", "out strides past int32"),
+        # The loops' set-up (convolution_wrapper): on the run entry only.
+        ("input_strides_past_int32.json", "native_run", "input or weight strides past int32"),
+    ],
+)
+def test_the_real_kernel_crashes_where_the_model_says(library, example, entry, label):
     from convcheck.judges import Judges
 
-    case = Case.from_json(json.loads(EXAMPLE.read_text()))
+    case = Case.from_json(json.loads((EXAMPLES / example).read_text()))
     with Judges("legacy", target=f"executorch-source:{SOURCE}", use_torch=False) as judges:
         (judgement,) = judges.judge([case])
         found = judges.findings(judgement)
-    assert "dim_order_to_stride_nocheck" in judgement.native_check.crash_site
-    assert [bug_class(f.signature) for f in found] == ["out strides past int32"]
+    assert "dim_order_to_stride_nocheck" in getattr(judgement, entry).crash_site
+    assert [bug_class(f.signature) for f in found] == [label]
 
 
 @needs_checkout

@@ -66,6 +66,19 @@ def test_current_harness_passes_the_whole_corpus():
     assert SEEDS, "the corpus seeds the harnesses; it must not be empty"
 
 
+def test_a_kernel_crash_fails_the_current_harness_with_the_sanitizer_report():
+    harness = load_harness("current_vs_kernel")
+    groups_zero = (ROOT / "convcheck" / "examples" / "groups_zero.json").read_bytes()
+    # The legacy kernel under the current model: it divides by groups = 0.
+    with NativeJudge("legacy") as judge:
+        harness.KERNEL = judge
+        with pytest.raises(RuntimeError) as failed:
+            harness.TestOneInput(groups_zero)
+    message = str(failed.value)
+    assert "case:   {" in message and "kernel: crash division-by-zero" in message
+    assert "runtime error: division by zero" in message and "#0 " in message
+
+
 def hostile_variants(seeds, count, seed=0):
     """Seeded mutations of real files: cuts, byte flips, and the tokens that once escaped
     the loaders (deep nesting, long integers, lone surrogates, non-UTF-8 bytes)."""

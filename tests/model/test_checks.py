@@ -5,7 +5,7 @@ never by running the model.
 """
 
 import pytest
-from builders import conv, conv_t, t
+from builders import STRIDES_PAST_INT32, conv, conv_t, input_strides_past_int32, t
 
 from convcheck import model
 from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN
@@ -208,6 +208,26 @@ TABLE = [
         (R, "out.resize"),
         (R, "out.resize"),
     ),
+    # The loops' set-up recomputes input's and weight's strides in int32: legacy accepts
+    # (the overflow is in the loops), current refuses before them.
+    (
+        "input strides past int32",
+        STRIDES_PAST_INT32["input"][0],
+        (A, [1, 1, 2097154]),
+        (R, "input.stride_too_large"),
+    ),
+    (
+        "weight strides past int32",
+        STRIDES_PAST_INT32["weight"][0],
+        (A, [1, 1, 1, 2]),
+        (R, "weight.stride_too_large"),
+    ),
+    (
+        "1-D weight whose unsqueezed strides pass int32",
+        STRIDES_PAST_INT32["unsqueezed_weight"][0],
+        (A, [1, 1, 32768]),
+        (R, "weight.stride_too_large"),
+    ),
     (
         "bool tensors",
         conv(
@@ -298,3 +318,42 @@ def test_empty_out_returns_before_the_loops():
     run = model.run(conv(input=t(0, 2, 5), bias=t(2)), "legacy")
     assert run.outcome.out_sizes == (0, 4, 3)
     assert run.ub == ()
+
+
+def documented_checks(revision):
+    """docs/checks.md's table of a revision: each step with its check ids, in order."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "docs" / "checks.md").read_text()
+    section = text.split(f"## {revision} ")[1].split("\n## ")[0]
+    steps, step = {}, None
+    for row in re.finditer(r"^\| *\d* *\| *(?:`(\w+)`)?[^|]*\|([^|]*)\|", section, re.M):
+        step = row[1] or step
+        # `.length` in a row stands for `<step>.length`.
+        ids = [f"{step}{i}" if i.startswith(".") else i for i in re.findall(r"`([\w.]+)`", row[2])]
+        steps.setdefault(step, [])
+        steps[step] += [i for i in ids if "." in i]
+    return {name: tuple(ids) for name, ids in steps.items() if ids}
+
+
+@pytest.mark.parametrize("revision", sorted(model.REVISIONS))
+def test_the_order_of_checks_is_the_documented_one(revision):
+    """Signatures place a rejection in this order (findings.parting): it is docs/checks.md's."""
+    module = model.revision_module(revision)
+    assert module.CHECKS == documented_checks(revision)
+    assert list(module.CHECKS) == [s.__name__ for s in module.STEPS if s.__name__ in module.CHECKS]
+
+
+def test_legacy_loops_compute_input_strides_in_int32():
+    case = input_strides_past_int32()
+    run = model.run(case, "legacy")
+    assert ub(case) == [("signed-integer-overflow", "wrapper_strides.input.dim1")]
+    assert model.predict(run, with_loops=False) == run.outcome
+    assert run.outcome.out_sizes == (1, 1, 1, 2)
+    assert model.predict(run, with_loops=True).crash_site == "wrapper_strides.input.dim1"
+
+
+def test_legacy_unsqueezed_weight_overflows_where_its_own_strides_fit():
+    case = STRIDES_PAST_INT32["unsqueezed_weight"][0]
+    assert ub(case) == [("signed-integer-overflow", "wrapper_strides.weight.dim3")]

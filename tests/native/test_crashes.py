@@ -2,7 +2,7 @@
 the current kernel rejects the same calls cleanly with the right check ids."""
 
 import pytest
-from builders import conv, conv_t, t
+from builders import STRIDES_PAST_INT32, conv, conv_t, input_strides_past_int32, t
 
 from convcheck.fixedint import INT64_MAX, INT64_MIN
 
@@ -35,6 +35,15 @@ BUGS = {
         "SEGV null",
         "regular_convolution conv_loops.c:",
         "bias.dtype",
+    ),
+    # The loops' set-up computes the input's strides in int32; current refuses an empty
+    # spatial dim beside a non-empty batch and channel dim before that.
+    "input_strides_past_int32": (
+        input_strides_past_int32(),
+        "run",
+        "signed-integer-overflow",
+        "int32_strides conv_loops.c:",
+        "input.empty_spatial",
     ),
     "transposed_huge_groups": (
         conv_t(bias=t(1), weight=t(4, 4, 3), groups=INT64_MAX),
@@ -115,3 +124,11 @@ def test_current_handles_every_legacy_overflow_cleanly(current, entry):
     cases = [case for case, _ in LEGACY_OVERFLOWS.values()]
     outcomes = current.check(cases) if entry == "check" else current.run(cases)
     assert [o.verdict for o in outcomes] == ["reject"] * len(cases), outcomes
+
+
+# Too large to run: legacy's check entry accepts them (the loops never run).
+@pytest.mark.parametrize("name", STRIDES_PAST_INT32)
+def test_current_refuses_loop_strides_past_int32(current, legacy, name):
+    case, check = STRIDES_PAST_INT32[name]
+    assert [(o.verdict, o.check) for o in current.check([case])] == [("reject", check)]
+    assert [o.verdict for o in legacy.check([case])] == ["accept"]

@@ -125,7 +125,7 @@ def crashes_from_load(tmp_path, monkeypatch):
 
 def test_a_worker_that_cannot_restart_is_a_crash_not_an_abort(hostile, crashes_from_load):
     crashes_from_load(3)
-    with NativeJudge(target=hostile) as judge:
+    with NativeJudge(target=hostile, fork_server=False) as judge:
         outcomes = judge.check([conv(), conv(groups=0), conv(), conv()])
         again = judge.check([conv()])
     assert [(o.verdict, o.crash_kind) for o in outcomes + again] == [
@@ -139,9 +139,22 @@ def test_a_worker_that_cannot_restart_is_a_crash_not_an_abort(hostile, crashes_f
 
 def test_the_other_workers_carry_on_without_one_that_cannot_start(hostile, crashes_from_load):
     crashes_from_load(3)  # the first worker starts; the second, and every restart, cannot
-    with NativeJudge(target=hostile, jobs=2) as judge:
+    with NativeJudge(target=hostile, jobs=2, fork_server=False) as judge:
         outcomes = judge.check([conv()] * 20)
     assert [o.describe() for o in outcomes] == ["accept [1, 4, 3]"] * 20
+
+
+def test_forked_workers_never_load_the_library_again(hostile, crashes_from_load):
+    crashes_from_load(3)  # load 2 is the fork server's: every worker is forked from it
+    with NativeJudge(target=hostile, jobs=2) as judge:
+        outcomes = judge.check([conv(), conv(groups=0), conv(), conv(groups=0), conv()])
+    assert [(o.verdict, o.crash_kind) for o in outcomes] == [
+        ("accept", None),
+        ("crash", "SIGSEGV"),
+        ("accept", None),
+        ("crash", "SIGSEGV"),
+        ("accept", None),
+    ]
 
 
 def test_a_worker_that_never_starts_is_still_a_setup_error(hostile, crashes_from_load):

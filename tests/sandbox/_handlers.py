@@ -72,7 +72,18 @@ _OPS = {
     "print_and_segv": lambda request: _print_and_segv(request["text"]),
     "list": lambda request: [request],
     "scribble": lambda request: _scribble(),
+    "identity": lambda request: _identity(),
 }
+
+
+def _identity() -> dict:
+    """This process's pid, and its marker as its descendants would see it."""
+    with open("/proc/self/environ", "rb") as environ:
+        for entry in environ.read().split(b"\0"):
+            name, _, value = entry.partition(b"=")
+            if name == b"CONVCHECK_SANDBOX_WORKER":
+                return {"pid": os.getpid(), "marker": value.decode()}
+    return {"pid": os.getpid(), "marker": None}
 
 
 def handle(request: dict) -> dict:
@@ -85,6 +96,12 @@ def init_raises(config: dict) -> None:
 
 def init_segv(config: dict) -> None:
     os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def init_thread(config: dict) -> None:
+    import threading
+
+    threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
 
 
 _native = None

@@ -5,6 +5,7 @@ workers import with the parent's sys.path).
 """
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import signal
@@ -23,6 +24,9 @@ from convcheck.sandbox import Crash, Hang, WorkerPool, WorkerSpec
 
 HANDLE = "sandbox._handlers:handle"
 SPEC = WorkerSpec(handler=HANDLE)
+FORKED = dataclasses.replace(SPEC, fork_server=True)
+# Started workers, and workers forked by a fork server, behave the same.
+both_ways = pytest.mark.parametrize("spec", [SPEC, FORKED], ids=["started", "forked"])
 
 
 def _children() -> list[tuple[int, str, str]]:
@@ -54,7 +58,8 @@ def no_leftover_workers():
     assert _leftovers() - before == set()
 
 
-def test_mixed_batch_comes_back_in_order_with_each_outcome():
+@both_ways
+def test_mixed_batch_comes_back_in_order_with_each_outcome(spec):
     requests = [
         {"op": "echo", "n": 0},
         {"op": "segv"},
@@ -67,7 +72,7 @@ def test_mixed_batch_comes_back_in_order_with_each_outcome():
         {"op": "exit", "status": 3},
         {"op": "echo", "n": 9},
     ]
-    with WorkerPool(SPEC, jobs=2, timeout=3.0) as pool:
+    with WorkerPool(spec, jobs=2, timeout=3.0) as pool:
         results = pool.run(requests)
 
     assert len(results) == len(requests)
@@ -91,8 +96,9 @@ def test_mixed_batch_comes_back_in_order_with_each_outcome():
     assert hang.describe() == "hang: no result within 3 s"
 
 
-def test_a_crash_report_holds_only_the_crashing_requests_output():
-    with WorkerPool(SPEC) as pool:
+@both_ways
+def test_a_crash_report_holds_only_the_crashing_requests_output(spec):
+    with WorkerPool(spec) as pool:
         first, crash = pool.run(
             [
                 {"op": "print", "text": "noise from an earlier request"},
@@ -125,8 +131,9 @@ def test_large_requests_and_results_pass_whole():
         assert pool.run(requests) == requests
 
 
-def test_workers_are_reused_across_runs_and_replaced_after_a_crash():
-    with WorkerPool(SPEC, jobs=1) as pool:
+@both_ways
+def test_workers_are_reused_across_runs_and_replaced_after_a_crash(spec):
+    with WorkerPool(spec, jobs=1) as pool:
         [before] = pool.run([{"op": "pid"}])
         [again] = pool.run([{"op": "pid"}])
         raised, after_raise = pool.run([{"op": "raise", "message": "x"}, {"op": "pid"}])
@@ -138,21 +145,23 @@ def test_workers_are_reused_across_runs_and_replaced_after_a_crash():
 
 
 @pytest.mark.slow  # a crash storm: ~15 s on 2 cores
-def test_a_pool_survives_a_thousand_crashes_and_leaves_no_process():
+@both_ways
+def test_a_pool_survives_a_thousand_crashes_and_leaves_no_process(spec):
     before = _leftovers()
-    with WorkerPool(SPEC, jobs=2, timeout=30.0) as pool:
+    with WorkerPool(spec, jobs=2, timeout=30.0) as pool:
         results = pool.run([{"op": "segv"}] * 1000 + [{"op": "pid"}])
         assert all(isinstance(r, Crash) and r.kind == "SIGSEGV" for r in results[:-1])
-        # Crashed workers were reaped as the batch went: at most `jobs` left, all alive.
-        assert len(_leftovers() - before) <= 2
+        # Crashed workers were reaped as the batch went: at most `jobs` left, all alive
+        # (and the fork server).
+        assert len(_leftovers() - before) <= 2 + len(pool._servers)
         pid = results[-1]["pid"]
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
 
 
-def test_unsanitized_memory_limit_caps_the_address_space():
-    spec = WorkerSpec(handler=HANDLE, memory_limit_mb=256)
-    with WorkerPool(spec) as pool:
+@both_ways
+def test_unsanitized_memory_limit_caps_the_address_space(spec):
+    with WorkerPool(dataclasses.replace(spec, memory_limit_mb=256)) as pool:
         limit, small, python_big, c_big, after = pool.run(
             [
                 {"op": "limit"},
@@ -189,7 +198,9 @@ def test_unsanitized_memory_limit_caps_the_address_space():
     ],
     ids=["no module", "no function", "init raises", "init crashes"],
 )
-def test_a_worker_that_cannot_start_is_one_line_error(spec, expected):
+@pytest.mark.parametrize("fork_server", [False, True], ids=["started", "forked"])
+def test_a_worker_that_cannot_start_is_one_line_error(spec, expected, fork_server):
+    spec = dataclasses.replace(spec, fork_server=fork_server)
     with WorkerPool(spec, jobs=2) as pool, pytest.raises(ConvcheckError) as error:
         pool.run([{"op": "echo"}] * 4)
     message = str(error.value)
@@ -237,16 +248,18 @@ def test_keyboard_interrupt_during_run_reaps_every_worker():
         assert pool.run([{"op": "echo"}]) == [{"op": "echo"}]
 
 
-def test_a_worker_that_finds_its_result_pipe_and_scribbles_on_it(tmp_path):
-    with WorkerPool(SPEC) as pool:
+@both_ways
+def test_a_worker_that_finds_its_result_pipe_and_scribbles_on_it(spec):
+    with WorkerPool(spec) as pool:
         scribbled, after = pool.run([{"op": "scribble"}, {"op": "echo"}])
     assert scribbled.kind == "corrupt-result", scribbled
     assert "not a result" in scribbled.report
     assert after == {"op": "echo"}
 
 
-def test_cancel_and_deadline_abandon_a_sleeping_batch():
-    with WorkerPool(SPEC, jobs=2, timeout=3600.0) as pool:
+@both_ways
+def test_cancel_and_deadline_abandon_a_sleeping_batch(spec):
+    with WorkerPool(spec, jobs=2, timeout=3600.0) as pool:
         assert pool.run([{"op": "echo"}] * 2) == [{"op": "echo"}] * 2  # both workers up
         sleeping = [{"op": "sleep", "seconds": 3600}] * 2
         assert pool.run(sleeping, deadline=time.monotonic() + 0.5) == [None, None]
@@ -256,7 +269,8 @@ def test_cancel_and_deadline_abandon_a_sleeping_batch():
         assert pool.run([{"op": "echo"}]) == [{"op": "echo"}]
 
 
-def test_no_worker_outlives_its_parent(tmp_path):
+@pytest.mark.parametrize("fork_server", [False, True], ids=["started", "forked"])
+def test_no_worker_outlives_its_parent(tmp_path, fork_server):
     script = tmp_path / "parent.py"
     script.write_text(
         textwrap.dedent(
@@ -264,25 +278,64 @@ def test_no_worker_outlives_its_parent(tmp_path):
             import os, signal, sys
             sys.path.insert(0, {str(Path(__file__).parents[1])!r})
             from convcheck.sandbox import WorkerPool, WorkerSpec
-            pool = WorkerPool(WorkerSpec(handler={HANDLE!r}))
+            pool = WorkerPool(WorkerSpec(handler={HANDLE!r}, fork_server={fork_server}))
             print(pool.run([{{"op": "pid"}}])[0]["pid"], flush=True)
+            print(*[server.process.pid for server in pool._servers], flush=True)
             os.kill(os.getpid(), signal.SIGKILL)
             """
         )
     )
     parent = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
     assert parent.returncode == -signal.SIGKILL, parent.stderr
-    worker = int(parent.stdout)
-    # Wait for the kernel's SIGKILL to land (whoever inherits the orphan may not reap it).
-    for _ in range(400):
-        if not running(worker):
-            break
-        time.sleep(0.025)
-    else:
-        pytest.fail(f"worker {worker} outlived its parent")
-    # A pool made this process a subreaper: the orphan came here, and is ours to reap.
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(worker, 0)
+    processes = [int(pid) for pid in parent.stdout.split()]  # the worker, and the fork server
+    assert len(processes) == (2 if fork_server else 1)
+    for pid in processes:
+        # Wait for the kernel's SIGKILL to land (whoever inherits the orphan may not reap it).
+        for _ in range(400):
+            if not running(pid):
+                break
+            time.sleep(0.025)
+        else:
+            pytest.fail(f"process {pid} outlived its parent")
+        # A pool made this process a subreaper: the orphan came here, and is ours to reap.
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+
+
+# -- the fork server ---------------------------------------------------------------------
+
+
+def _stat(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+
+
+def test_forked_workers_are_this_processs_children_each_in_a_session_of_its_own():
+    with WorkerPool(FORKED, jobs=1) as pool:
+        [before] = pool.run([{"op": "identity"}])
+        [server] = pool._servers
+        [crash] = pool.run([{"op": "segv"}])
+        after, again = pool.run([{"op": "identity"}] * 2)
+        assert crash.kind == "SIGSEGV"
+        assert after["pid"] != before["pid"]  # the crashed worker was replaced
+        assert again == after  # and its replacement is kept
+        for answer in (before, after):
+            assert answer["marker"] == server.marker_of(answer["pid"])  # its own marker
+        ppid, _, session = _stat(after["pid"])[1:4]
+        assert int(ppid) == os.getpid()
+        assert int(session) == after["pid"]
+        assert pool._servers == [server]  # one server forked them all
+    assert not running(server.process.pid)
+
+
+def test_a_server_with_a_thread_refuses_and_the_pool_starts_its_workers():
+    spec = dataclasses.replace(FORKED, init="sandbox._handlers:init_thread")
+    with WorkerPool(spec, jobs=2) as pool:
+        answers = pool.run([{"op": "identity"}, {"op": "segv"}, {"op": "identity"}])
+        assert pool._servers == []
+    assert answers[1].kind == "SIGSEGV"
+    for answer in (answers[0], answers[2]):
+        # Started: the marker is not a forked worker's (which ends in its own pid).
+        assert not answer["marker"].endswith(f".{answer['pid']:010d}")
 
 
 # -- end to end: a C library built with ASan and UBSan ---------------------------------------
@@ -364,7 +417,9 @@ def sanitized_spec(tmp_path_factory):
     )
 
 
-def test_sanitized_worker_reports_the_kind_and_the_c_function(sanitized_spec):
+@pytest.mark.parametrize("fork_server", [False, True], ids=["started", "forked"])
+def test_sanitized_worker_reports_the_kind_and_the_c_function(sanitized_spec, fork_server):
+    sanitized_spec = dataclasses.replace(sanitized_spec, fork_server=fork_server)
     calls = [
         ("scaled_size", [3, 4]),
         ("scaled_size", [2**63 - 1, 4]),
@@ -394,7 +449,9 @@ def test_sanitized_worker_reports_the_kind_and_the_c_function(sanitized_spec):
     assert too_big.site == f"grab sanitized.c:{_line('/* grab */')}"
 
 
-def test_sanitized_worker_over_its_rss_limit_is_out_of_memory(sanitized_spec):
+@pytest.mark.parametrize("fork_server", [False, True], ids=["started", "forked"])
+def test_sanitized_worker_over_its_rss_limit_is_out_of_memory(sanitized_spec, fork_server):
+    sanitized_spec = dataclasses.replace(sanitized_spec, fork_server=fork_server)
     with WorkerPool(sanitized_spec, timeout=60.0) as pool:
         crash, after = pool.run(
             [

@@ -177,3 +177,28 @@ def test_thread_count_changes_the_backend_and_is_recorded():
     assert check_path(case, threads=1).backend == "Slow2d"
     assert check_path(case, threads=2).backend == "Mkldnn"
     assert check_path(case, threads=2, onednn=False).backend == "Slow2d"
+
+
+def test_reusing_the_onednn_answer_equals_running_without_onednn(judge):
+    """Where oneDNN on picks no oneDNN backend, the judge reuses that answer for oneDNN
+    off (check path and real CPU): the same verdicts, sizes and values as running both."""
+    from convcheck.generate import random_cases as project_cases
+    from convcheck.torch_oracle import ONEDNN_BACKENDS
+
+    cases = project_cases(5, 600, small=True)
+    reused = judge.judge(cases, values=True)
+    judge.reuse_without_onednn = False
+    try:
+        both = judge.judge(cases, values=True)
+    finally:
+        judge.reuse_without_onednn = True
+    shortcut = [v for v in reused if v.backend not in ONEDNN_BACKENDS]
+    assert sum(v.path == "real" for v in shortcut) >= 50, "too few real runs compared"
+    for case, a, b in zip(cases, reused, both, strict=True):
+        assert (a.outcome, a.no_onednn, a.backend, a.path, a.torch_bug) == (
+            b.outcome,
+            b.no_onednn,
+            b.backend,
+            b.path,
+            b.torch_bug,
+        ), case.dumps()

@@ -1,0 +1,28 @@
+"""The random engine's rare family: empty inputs whose strides pass int32."""
+
+from itertools import islice
+
+from convcheck import model
+from convcheck.engines import random as random_engine
+from convcheck.generate import RandomSource, build_case, empty_input_with_strides_past_int32
+from convcheck.judges import is_small
+
+
+def test_the_family_overflows_the_loops_strides_on_a_case_small_enough_to_run():
+    src = RandomSource(3)
+    for _ in range(200):
+        case = empty_input_with_strides_past_int32(src)
+        run = model.run(case, "legacy")
+        assert run.outcome.verdict == "accept" and 0 not in run.outcome.out_sizes, case.dumps()
+        assert is_small(case), case.dumps()
+        crash = model.predict(run, with_loops=True)
+        assert crash.crash_site.startswith("wrapper_strides.input.dim"), case.dumps()
+        assert model.predict(run, with_loops=False) == run.outcome
+
+
+def test_the_random_engine_replaces_a_few_cases_and_keeps_the_others():
+    src = RandomSource(7)
+    pairs = [(case, build_case(src)) for case in islice(random_engine.cases(7), 2048)]
+    replaced = [case for case, main in pairs if case != main]
+    assert 0 < len(replaced) < 2048 // 64
+    assert all(c.transposed and c.input.numel == 0 for c in replaced)

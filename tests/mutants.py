@@ -1,0 +1,209 @@
+"""Single-bug mutants of convcheck's own ``current`` kernel: each is the real source with
+one edit, the kind a person makes (a wrong operand, a deleted check, an off-by-one, a
+narrowed multiply), built sanitized as a ``--target`` library.
+
+A mutant is (name, file, old text, new text); ``old`` must occur exactly once in the
+file, so a change to the kernel that moves the text fails loudly instead of building an
+unmutated copy.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import NamedTuple
+
+from convcheck.native.build import HEADERS, SHARED_SOURCES, SOURCE_DIR, compile_shared
+
+
+class Mutant(NamedTuple):
+    name: str
+    file: str
+    old: str
+    new: str
+
+
+CURRENT = "checks_current.c"
+SHARED = "checks_shared.c"
+LOOPS = "conv_loops.c"
+
+MUTANTS = [
+    # groups, bias, channels: a wrong operand.
+    Mutant(
+        "groups-gt-wrong-operand",
+        CURRENT,
+        "if (w0 < call->groups) {",
+        "if (call->weight.sizes[1] < call->groups) {",
+    ),
+    Mutant(
+        "groups-rem-wrong-operand",
+        CURRENT,
+        "if (w0 % call->groups != 0) {",
+        "if (call->input.sizes[1] % call->groups != 0) {",
+    ),
+    Mutant(
+        "bias-length-wrong-operand",
+        CURRENT,
+        "                                        : (int64_t)call->weight.sizes[0];",
+        "                                        : (int64_t)call->weight.sizes[1];",
+    ),
+    Mutant(
+        "channels-transposed-wrong-operand",
+        CURRENT,
+        "} else if (in_c != call->weight.sizes[0]) {",
+        "} else if (in_c != call->weight.sizes[1]) {",
+    ),
+    # A deleted check.
+    Mutant(
+        "rank-weight-deleted",
+        CURRENT,
+        '    if (call->weight.rank != call->input.rank) {\n        return "rank.weight";\n    }\n',
+        "",
+    ),
+    Mutant(
+        "bias-dtype-deleted",
+        CURRENT,
+        '    if (call->bias.dtype == CONVCHECK_BOOL) {\n        return "bias.dtype";\n    }\n',
+        "",
+    ),
+    Mutant(
+        "out-strides-deleted",
+        CURRENT,
+        '        if (stride > INT32_MAX) {\n            return "output.stride_too_large";\n'
+        "        }\n",
+        "",
+    ),
+    Mutant(
+        "dtype-switch-deleted",
+        SHARED,
+        '    if (call->input.dtype == CONVCHECK_BOOL) {\n        return "dtype.unsupported";\n'
+        "    }\n",
+        "",
+    ),
+    Mutant(
+        "out-dtype-unchecked",
+        SHARED,
+        "call->input.dtype != call->weight.dtype || call->input.dtype != call->out.dtype",
+        "call->input.dtype != call->weight.dtype",
+    ),
+    # A bound moved or dropped.
+    Mutant(
+        "rank-input-six",
+        CURRENT,
+        "call->input.rank > 5",
+        "call->input.rank > 6",
+    ),
+    Mutant(
+        "stride-unbounded",
+        CURRENT,
+        'call->input.rank - 2, 1, INT32_MAX,\n                          "stride.length"',
+        'call->input.rank - 2, 1, INT64_MAX,\n                          "stride.length"',
+    ),
+    Mutant(
+        "dilation-zero-allowed",
+        CURRENT,
+        'call->input.rank - 2, 1,\n                          INT32_MAX, "dilation.length"',
+        'call->input.rank - 2, 0,\n                          INT32_MAX, "dilation.length"',
+    ),
+    Mutant(
+        "padding-negative-allowed",
+        CURRENT,
+        'call->input.rank - 2, 0, INT32_MAX,\n                          "padding.length"',
+        'call->input.rank - 2, -8, INT32_MAX,\n                          "padding.length"',
+    ),
+    Mutant(
+        "kernel-nonpos-zero-allowed",
+        CURRENT,
+        "if (call->weight.sizes[2 + i] < 1) {",
+        "if (call->weight.sizes[2 + i] < 0) {",
+    ),
+    Mutant(
+        "kernel-fits-off-by-one",
+        CURRENT,
+        "if (in + 2 * p < d * (k - 1) + 1) {",
+        "if (in + 2 * p < d * (k - 1)) {",
+    ),
+    Mutant(
+        "empty-spatial-channels-only",
+        CURRENT,
+        "if (in->sizes[0] == 0 || in->sizes[1] == 0) {",
+        "if (in->sizes[1] == 0) {",
+    ),
+    Mutant(
+        "output-valid-zero-allowed",
+        SHARED,
+        "plan->out_sizes[i] < 0 : plan->out_sizes[i] <= 0",
+        "plan->out_sizes[i] < 0 : plan->out_sizes[i] < 0",
+    ),
+    Mutant(
+        "output-padding-and",
+        SHARED,
+        "if (!(op < s || op < d)) {",
+        "if (!(op < s && op < d)) {",
+    ),
+    Mutant(
+        "weight-dim-order-transposed-too",
+        SHARED,
+        "if (!call->transposed && !cc_is_default_or_channels_last(&call->weight)) {",
+        "if (!cc_is_default_or_channels_last(&call->weight)) {",
+    ),
+    Mutant(
+        "param-length-one-refused",
+        SHARED,
+        "if (len != 1 && len != ndim) {",
+        "if (len != ndim) {",
+    ),
+    # Arithmetic: a narrowed multiply, a dropped term.
+    Mutant(
+        "regular-size-narrowed-multiply",
+        CURRENT,
+        "(n + 2 * p - d * (k - 1) - 1) / s + 1;",
+        "(n + 2 * (int32_t)p - d * (k - 1) - 1) / s + 1;",
+    ),
+    Mutant(
+        "transposed-size-narrowed-multiply",
+        CURRENT,
+        "plan->out_sizes[2 + i] = (n - 1) * s - 2 * p",
+        "plan->out_sizes[2 + i] = (int32_t)(n - 1) * (int32_t)s - 2 * p",
+    ),
+    Mutant(
+        "transposed-size-drops-output-padding",
+        CURRENT,
+        "d * (k - 1) + op + 1;",
+        "d * (k - 1) + 1;",
+    ),
+    # The loops: an off-by-one in the padding bound.
+    Mutant(
+        "loops-padding-off-by-one",
+        LOOPS,
+        "if (i2 < 0 || i2 >= in->sizes[4]) {",
+        "if (i2 < 0 || i2 > in->sizes[4]) {",
+    ),
+    Mutant(
+        "transposed-loops-off-by-one",
+        LOOPS,
+        "if (o2 < 0 || o2 >= out->sizes[4]) {",
+        "if (o2 < 0 || o2 > out->sizes[4]) {",
+    ),
+]
+
+
+def mutated_sources(mutant: Mutant, directory: Path) -> list[Path]:
+    """The ``current`` kernel's sources copied into ``directory``, one of them mutated."""
+    names = [*SHARED_SOURCES, "checks_current.c"]
+    for name in [*names, *HEADERS]:
+        text = (SOURCE_DIR / name).read_text()
+        if name == mutant.file:
+            count = text.count(mutant.old)
+            assert count == 1, f"{mutant.name}: {mutant.old!r} occurs {count} times in {name}"
+            text = text.replace(mutant.old, mutant.new)
+        (directory / name).write_text(text)
+    return [directory / name for name in names]
+
+
+def build(mutant: Mutant) -> Path:
+    """The mutant's sanitized library (cached by its sources' hash like the kernel's)."""
+    with tempfile.TemporaryDirectory(prefix="convcheck-mutant-") as directory:
+        sources = mutated_sources(mutant, Path(directory))
+        headers = [Path(directory) / name for name in HEADERS]
+        return compile_shared(sources, f"mutant-{mutant.name}", sanitized=True, headers=headers)
