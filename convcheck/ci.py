@@ -41,13 +41,15 @@ class CiResult:
     campaigns: list[CampaignResult]
     # A signal stopped the job: what it reports is what it had judged until then.
     stopped: bool = False
+    # The model's sites on ``current`` that the solver did not prove, one line each.
+    unproven: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
         """torch's own bugs are reported, but never fail the kernel's CI."""
         findings = [f for r in self.replayed for f in r.findings]
         findings += [f for c in self.campaigns for f in c.new]
-        return any(f.about_kernel for f in findings)
+        return bool(self.unproven) or any(f.about_kernel for f in findings)
 
 
 def run_ci(
@@ -67,6 +69,7 @@ def run_ci(
         Replayed(entry, found)
         for entry, found in zip(entries, judges.evaluate([e.case for e in entries]), strict=True)
     ]
+    unproven = prove_sites(judges.revision, progress)
     known = {k for e in entries for k in e.keys}
     new_dir = results_dir / "corpus"
     meta = {"found_by": "convcheck ci"}
@@ -87,9 +90,23 @@ def run_ci(
         new = run.new_findings()
         known |= {k for f in new for k in f.keys}
         results.append(CampaignResult(name, run.stats.elapsed, run.stats.cases, new, run=run))
-    outcome = CiResult(replayed, results, judges.stopped)
+    outcome = CiResult(replayed, results, judges.stopped, unproven)
     write_results(results_dir, outcome)
     return outcome
+
+
+def prove_sites(revision: str, progress: TextIO) -> list[str]:
+    """On ``current``, every site of the 1-D calls must be proven: the lines of those that
+    are not (the whole proof, every rank, is ``convcheck prove``)."""
+    if revision != "current" or engines.unavailable("solver"):
+        return []
+    from convcheck.solver.prove import gaps
+
+    progress.write("prove: every site of current's 1-D calls\n")
+    found = gaps(revision)
+    for line in found:
+        progress.write(f"prove: NOT proven: {line}\n")
+    return found
 
 
 def write_results(results_dir: Path, outcome: CiResult) -> None:

@@ -325,6 +325,10 @@ def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
     from convcheck.solver.explore import shapes
 
     only = [s for s in shapes(args.revision) if not args.rank or s.rank in args.rank]
+    outputs = [(args.sarif, "SARIF file"), (args.junit, "JUnit file")]
+    for name, what in outputs:
+        if name:  # a file that cannot be written fails before the solving, not after
+            files.folder(Path(name).parent, f"folder of the {what}", probe=True)
     report = prove(args.revision, args.time, only)
     if not args.no_judge:
         with _open_judges(args, use_torch=False) as judges:
@@ -349,6 +353,17 @@ def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
         for d in differ:
             stdout.write(f"{args.revision} vs {args.against}: {d.describe()}\n")
             stdout.write(f"         witness: {json.dumps(d.witness.to_json())}\n")
+    if args.sarif or args.junit:
+        from convcheck.solver import formats
+
+        for name, what, text in zip(
+            (args.sarif, args.junit),
+            ("SARIF file", "JUnit file"),
+            (formats.sarif, formats.junit_xml),
+            strict=True,
+        ):
+            if name:
+                files.write_atomically(Path(name), text(report), what)
     all_proven = report.complete and all(s.status == "proven" for s in report.sites)
     return OK if all_proven and not differ else FOUND
 
@@ -375,6 +390,15 @@ def cmd_build(args, stdout: TextIO, stderr: TextIO) -> int:
         for sanitized in (True, False):
             path = build_library(revision, sanitized=sanitized)
             stdout.write(f"{revision:<8} {'sanitized' if sanitized else 'plain':<9} {path}\n")
+    if not engines.unavailable("solver"):
+        # Solved once here, not by whichever campaign comes first (make test builds first).
+        from convcheck.solver import cache
+        from convcheck.solver.seeds import seed_cases
+
+        for revision in sorted(model.REVISIONS):
+            cases = seed_cases(revision)
+            stdout.write(f"{revision:<8} {'solved':<9} {cache.path(f'seeds-{revision}')}")
+            stdout.write(f" ({len(cases)} cases)\n")
     return OK
 
 
@@ -550,6 +574,8 @@ def _parser() -> _Parser:
         "--rank", type=int, action="append", choices=(3, 4, 5), help="only this input rank"
     )
     prove.add_argument("--no-judge", action="store_true", help="leave the native kernel out")
+    prove.add_argument("--sarif", help="also write the witnesses as SARIF to this file")
+    prove.add_argument("--junit", help="also write JUnit XML (a test per site) to this file")
     prove.add_argument(
         "--against",
         choices=sorted(model.REVISIONS),
@@ -573,7 +599,9 @@ def _parser() -> _Parser:
     _judges(merge)
     merge.set_defaults(func=cmd_merge)
 
-    build = sub.add_parser("build", help="build the embedded kernel, sanitized and plain")
+    build = sub.add_parser(
+        "build", help="build the embedded kernel, sanitized and plain, and solve its cases"
+    )
     build.set_defaults(func=cmd_build)
 
     target = sub.add_parser("target", help="build a target from its sources; print its library")

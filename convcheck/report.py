@@ -311,17 +311,28 @@ def junit_xml(result) -> str:
         name = quoteattr(f"{c.engine} ({c.cases} cases)")
         attributes = f'classname="convcheck.campaign" name={name} time="{c.seconds:.1f}"'
         cases.append(f"  <testcase {attributes}>{body}</testcase>")
-    failures = sum("<failure" in case for case in cases)
-    skipped = sum("<skipped" in case for case in cases)
+    if result.unproven:
+        text = escape("\n".join(result.unproven))
+        body = f'<failure message="{len(result.unproven)} sites not proven">{text}</failure>'
+        cases.append(f'  <testcase classname="convcheck.prove" name="current">{body}</testcase>')
+    return junit_suite("convcheck", cases)
+
+
+def junit_suite(name: str, cases: list[str], seconds: float | None = None) -> str:
+    """The JUnit document around ``<testcase>`` lines, with its counts."""
+    from xml.sax.saxutils import quoteattr
+
+    failures, errors, skipped = (sum(f"<{tag}" in c for c in cases) for tag in _OUTCOMES)
+    time = "" if seconds is None else f' time="{seconds:.3f}"'
     head = (
-        f'<testsuite name="convcheck" tests="{len(cases)}" failures="{failures}" '
-        f'skipped="{skipped}" errors="0">'
+        f'<testsuite name={quoteattr(name)} tests="{len(cases)}" failures="{failures}" '
+        f'skipped="{skipped}" errors="{errors}"{time}>'
     )
-    return (
-        '<?xml version="1.0" encoding="UTF-8"?>\n'
-        + "\n".join([head, *cases, "</testsuite>"])
-        + "\n"
-    )
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>', head, *cases, "</testsuite>"]
+    return "\n".join(lines) + "\n"
+
+
+_OUTCOMES = ("failure", "error", "skipped")
 
 
 def sarif(result) -> dict:
@@ -400,5 +411,7 @@ def format_ci(result, show_torch_bugs: bool = False) -> str:
             lines.append(f"  {f.kind}: {f.explanation}")
             lines.append(f"    case: {describe_case(f.case)}")
             lines.append(f"    reproduce: {f.case.dumps()}")
+    for line in result.unproven:
+        lines.append(f"prove: NOT proven: {line}")
     lines.append("verdict: " + ("FAILED" if result.failed else "passed"))
     return "\n".join(lines)

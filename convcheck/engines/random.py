@@ -1,7 +1,15 @@
-"""The random engine: seeded bulk generation, the fastest way through the case space."""
+"""The random engine, the default: the solver's cases first, then seeded bulk generation.
+
+Sampling is the fastest way through the case space, but a value band only a narrowed
+multiply trips on (13 cases per million for ``groups * w.size(1)`` in int32) waits for
+luck. So the engine first judges the solver's witnesses and width-band cases
+(``convcheck.solver.seeds``, cached on disk) when z3 is installed, then samples.
+"""
 
 from __future__ import annotations
 
+import importlib.util
+import time
 from collections.abc import Iterator
 from itertools import islice
 
@@ -11,6 +19,8 @@ from convcheck.generate import RandomSource, build_case, empty_input_with_stride
 BATCH = 256
 # How often a case of ``build_case`` gives way to one of a family it almost never makes.
 RARE = 1 / 256
+# Of a time budget, solving may take this share; the rest is sampling.
+SOLVING_SHARE = 0.25
 
 
 def cases(seed: int) -> Iterator[Case]:
@@ -22,7 +32,22 @@ def cases(seed: int) -> Iterator[Case]:
         yield empty_input_with_strides_past_int32(rare) if rare.chance(RARE) else case
 
 
-def explore(campaign, seed: int) -> None:
+def explore(campaign, seed: int, solved: bool = True) -> None:
+    if solved and importlib.util.find_spec("z3") is not None:
+        from convcheck.solver.seeds import seed_cases
+
+        deadline = campaign.deadline
+        seconds = None if deadline is None else (deadline - time.monotonic()) * SOLVING_SHARE
+        judges = campaign.judges
+        submit_all(campaign, seed_cases(judges.revision, seconds, lambda: judges.stopped))
     stream = cases(seed)
     while not campaign.exhausted:
         campaign.submit(list(islice(stream, campaign.batch(BATCH))))
+
+
+def submit_all(campaign, solved: list[Case]) -> None:
+    """Judge ``solved`` in order, in the batches the campaign sizes."""
+    while solved and not campaign.exhausted:
+        n = campaign.batch(BATCH)
+        campaign.submit(solved[:n])
+        solved = solved[n:]

@@ -40,8 +40,6 @@ def explore(campaign, seed: int) -> None:
         cases = list(_solved(campaign.judges.revision))
     else:
         cases = solver_cases(campaign.judges.revision, max(0.0, deadline - time.monotonic()) / 2)
-    while cases and not campaign.exhausted:
-        n = campaign.room(len(cases))
-        campaign.submit(cases[:n])
-        cases = cases[n:]
-    random_engine.explore(campaign, seed)
+    random_engine.submit_all(campaign, cases)
+    # Its own cases include the default engine's, minimised: sampling alone is left.
+    random_engine.explore(campaign, seed, solved=False)

@@ -25,6 +25,7 @@ from convcheck.model._kernel import ModelRun, run_steps
 from convcheck.outcome import ACCEPT
 from convcheck.solver.symbolic import (
     EXACT_DIFFERS,
+    NUMEL_OVERFLOW,
     Halt,
     Path,
     Pending,
@@ -194,12 +195,18 @@ def describe_path(shape: Shape, taken: tuple[bool, ...]) -> str:
     return f"{shape.describe()}, branches {''.join('TF'[not t] for t in taken) or '-'}"
 
 
-def ask_exact_differs(path: Path, run: ModelRun, shape: Shape) -> None:
-    """At an accepting path's end: can exact arithmetic give other sizes than C's?"""
+def ask_accepted(path: Path, run: ModelRun, shape: Shape) -> None:
+    """At an accepting path's end: can exact arithmetic give other sizes than C's? Can
+    the output's element count (the product of C's sizes) exceed int64?"""
     sizes = [s for s in run.outcome.out_sizes if isinstance(s, SymInt)]
     differs = z3.Or([s.term != s.ideal for s in sizes]) if sizes else z3.BoolVal(False)
     kind = "transposed" if shape.transposed else "regular"
     path.misbehaves(differs, (f"accepted.out_sizes ({kind})", EXACT_DIFFERS, None, ""), False)
+    terms = [s.term if isinstance(s, SymInt) else z3.IntVal(s) for s in run.outcome.out_sizes]
+    numel = z3.Product(terms) if terms else z3.IntVal(1)
+    path.misbehaves(
+        numel > INT64_MAX, (f"accepted.numel ({kind})", NUMEL_OVERFLOW, None, ""), False
+    )
 
 
 def explore(
@@ -213,9 +220,10 @@ def explore(
     seed.check()
     stack = [Pending((), seed.model())]
     count = 0
+    found: list[z3.ModelRef] = []
     while stack and count < max_paths:
         pending = stack.pop()
-        path = Path(inputs.domain, pending.prefix, pending.model, timeout_ms)
+        path = Path(inputs.domain, pending.prefix, pending.model, timeout_ms, found=found)
         case = inputs.symbolic_case(path)
         run, halt = None, None
         try:
@@ -223,7 +231,7 @@ def explore(
         except Halt as h:
             halt = h
         if run is not None and run.outcome.verdict == ACCEPT:
-            ask_exact_differs(path, run, shape)
+            ask_accepted(path, run, shape)
         count += 1
         yield PathResult(inputs, tuple(path.taken), path.queries, run, halt, path.unknown_branches)
         # Depth first: the branch found last is nearest the leaf.

@@ -10,6 +10,7 @@ dilation 1, output_padding 0, groups 1).
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -17,8 +18,20 @@ import z3
 
 from convcheck import model
 from convcheck.case import Case
+from convcheck.fixedint import INT64_MAX
+from convcheck.outcome import ACCEPT
+from convcheck.solver import cache
 from convcheck.solver.explore import Inputs, Shape, describe_path, explore, shapes
-from convcheck.solver.symbolic import EXACT_DIFFERS, PROVEN, UNKNOWN, WITNESS, WRAP, SiteQuery
+from convcheck.solver.symbolic import (
+    EXACT_DIFFERS,
+    NUMEL_OVERFLOW,
+    PROPERTIES,
+    PROVEN,
+    UNKNOWN,
+    WITNESS,
+    WRAP,
+    SiteQuery,
+)
 
 # The value of an argument a person writes when it does not matter.
 _NATURAL = {"stride": 1, "padding": 0, "dilation": 1, "output_padding": 0, "groups": 1}
@@ -37,12 +50,13 @@ class SiteReport:
     """One site and one kind of misbehaviour, over every path that reaches it."""
 
     site: str
-    kind: str  # a fixedint UB kind, or "value-changed" (a narrowing or unsigned wrap)
+    kind: str  # a fixedint UB kind, or one of symbolic.PROPERTIES
     paths: list[PathStatus] = field(default_factory=list)
     witness: Case | None = None
     witness_path: str = ""
     agrees: bool | None = None  # does the concrete model misbehave at the site too?
     judged: str = ""  # what the judges found on the witness
+    crash_site: str = ""  # where the sanitized kernel stopped on it ("function file.c:line")
     seconds: float = 0.0
 
     @property
@@ -51,7 +65,7 @@ class SiteReport:
 
     @property
     def undefined(self) -> bool:
-        return self.kind not in (WRAP, EXACT_DIFFERS)
+        return self.kind not in PROPERTIES
 
     def to_json(self) -> dict:
         return {
@@ -138,6 +152,32 @@ def prove(
     return ProofReport(revision, ordered, paths, done, len(todo), time.monotonic() - started)
 
 
+def gaps(revision: str, rank: int = 3) -> list[str]:
+    """Every site of ``revision``'s calls of ``rank`` that is not proven, one line each.
+
+    For ``ci``: a few seconds on ``current``, and from the disk cache after the first job.
+    A query that timed out is asked again with five times the time before it counts as
+    unknown, so a loaded machine does not fail the job on a proof it only ran out of time
+    for; an answer with an unknown left is not cached.
+    """
+    stored = cache.load(f"gaps-{revision}-{rank}")
+    if stored is not None:
+        return stored
+    only = [s for s in shapes(revision) if s.rank == rank]
+    report = prove(revision, only=only, minimise=False)
+    if report.count(UNKNOWN):
+        report = prove(revision, only=only, timeout_ms=10_000, minimise=False)
+    found = [
+        f"{s.site} ({s.kind}): {s.status} on "
+        + next(p.path for p in s.paths if p.status == s.status)
+        for s in report.sites
+        if s.status != PROVEN
+    ]
+    if not report.count(UNKNOWN):
+        cache.store(f"gaps-{revision}-{rank}", found)
+    return found
+
+
 def objectives(inputs: Inputs) -> tuple[z3.ArithRef, z3.ArithRef]:
     """Fewest elements (size 1 costs nothing, 0 one, n > 1 costs n), then small values."""
     sizes = [s for terms in inputs.sizes.values() for s in terms]
@@ -184,6 +224,9 @@ def minimal_witness_of(inputs: Inputs, decisions, condition, timeout_ms: int):
 
 def misbehaves_at(case: Case, revision: str, site: str, kind: str) -> bool:
     """The plain model on the witness: the symbolic run and the concrete one must agree."""
+    if kind == NUMEL_OVERFLOW:
+        outcome = model.run(case, revision).outcome
+        return outcome.verdict == ACCEPT and math.prod(outcome.out_sizes) > INT64_MAX
     if kind == EXACT_DIFFERS:
         return any(f.kind == "overflow" for f in model.classify(case, revision)[2])
     run = model.run(case, revision)
@@ -214,6 +257,7 @@ def judge_witnesses(report: ProofReport, judges, corpus_dir=None, meta=None) -> 
             crashed = kernel is not None and kernel.verdict == CRASH
             confirmed = crashed and kernel.crash_kind == expected
             said = kernel.describe() if kernel is not None else "no native judge"
+            site.crash_site = (kernel.crash_site or "") if confirmed else ""
             site.judged = f"native {said}" + ("" if confirmed else f" (expected {expected})")
             site.judged += "; findings: " + ("; ".join(f.key for f in found) or "none")
         else:

@@ -38,6 +38,9 @@ from convcheck.fixedint import (
 
 WRAP = "value-changed"  # not UB: a narrowing or an unsigned wrap, C's value is not exact
 EXACT_DIFFERS = "exact-differs"  # an accepted call whose sizes exact arithmetic changes
+NUMEL_OVERFLOW = "numel-overflow"  # an accepted call whose output numel exceeds INT64_MAX
+# The properties of an accepted call: not undefined behaviour, no sanitizer sees them.
+PROPERTIES = (WRAP, EXACT_DIFFERS, NUMEL_OVERFLOW)
 
 # The statuses of a site on a path.
 WITNESS = "witness"  # an input that reaches the site and misbehaves there
@@ -160,13 +163,38 @@ class Path:
     queries: list[SiteQuery] = field(default_factory=list)
     pending: list[Pending] = field(default_factory=list)
     unknown_branches: int = 0
+    solver: z3.Solver | None = None
+    # Inputs found for earlier queries of the same shape, newest last, shared by its paths.
+    found: list[z3.ModelRef] = field(default_factory=list)
 
     def check(self, *extra: z3.BoolRef) -> tuple[z3.CheckSatResult, z3.ModelRef | None]:
-        solver = z3.Solver()
-        solver.set("timeout", self.timeout_ms)
-        solver.add(*self.domain, *self.decisions, *extra)
-        answer = solver.check()
-        return answer, solver.model() if answer == z3.sat else None
+        """An input found earlier that meets the query answers it (a counterexample cache,
+        as in KLEE: cheaper than a solver call); else one incremental solver per path:
+        its decisions only grow, so a query is a push of ``extra`` on what it learnt."""
+        wanted = (*self.decisions, *extra)
+        for model in reversed(self.found[-_REUSED:]):
+            if all(z3.is_true(model.eval(c, model_completion=True)) for c in wanted):
+                return z3.sat, model
+        if self.solver is None:
+            self.solver = z3.Solver()
+            self.solver.set("timeout", self.timeout_ms)
+            self.solver.add(*self.domain, *self.decisions)
+        self.solver.push()
+        self.solver.add(*extra)
+        answer = self.solver.check()
+        found = self.solver.model() if answer == z3.sat else None
+        self.solver.pop()
+        if answer == z3.unknown:
+            # After a push z3 gives up its non-incremental tactics, which some of these
+            # nonlinear queries need: a fresh solver gets one more try.
+            fresh = z3.Solver()
+            fresh.set("timeout", self.timeout_ms)
+            fresh.add(*self.domain, *wanted)
+            answer = fresh.check()
+            found = fresh.model() if answer == z3.sat else None
+        if found is not None:
+            self.found.append(found)
+        return answer, found
 
     def decide(self, condition: z3.BoolRef) -> bool:
         """Which way a branch goes; a feasible other way is a new path to run."""
@@ -189,6 +217,8 @@ class Path:
     def _take(self, decision: z3.BoolRef, taken: bool) -> None:
         self.decisions.append(decision)
         self.taken.append(taken)
+        if self.solver is not None:
+            self.solver.add(decision)
 
     def misbehaves(self, condition: z3.BoolRef, site: tuple, halting: bool) -> bool:
         """Ask, once per path prefix, whether C can misbehave here; record the answer.
@@ -237,6 +267,8 @@ class Path:
         )
 
 
+# How many earlier inputs a query tries before the solver.
+_REUSED = 8
 _STATUS = {str(z3.sat): WITNESS, str(z3.unsat): PROVEN}
 _RANGES = {64: (INT64_MIN, INT64_MAX), 32: (INT32_MIN, INT32_MAX)}
 

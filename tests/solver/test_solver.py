@@ -11,7 +11,7 @@ from convcheck.fixedint import DIVISION_BY_ZERO, SIGNED_OVERFLOW, Wrapping  # no
 from convcheck.model._kernel import run_steps  # noqa: E402
 from convcheck.solver import band_cases, prove  # noqa: E402
 from convcheck.solver.explore import Shape  # noqa: E402
-from convcheck.solver.symbolic import PROVEN, WITNESS  # noqa: E402
+from convcheck.solver.symbolic import NUMEL_OVERFLOW, PROVEN, WITNESS  # noqa: E402
 
 
 def site(report, name, kind):
@@ -59,6 +59,10 @@ def test_current_has_no_undefined_behaviour_in_one_dimension():
     undefined = [s for s in report.sites if s.undefined]
     assert undefined, "current does arithmetic: some sites must be met"
     assert [s.site for s in undefined if s.status != PROVEN] == []
+    # Beyond undefined behaviour: an accepted call's output numel fits int64.
+    numel = [s for s in report.sites if s.kind == NUMEL_OVERFLOW]
+    assert {s.site for s in numel} == {"accepted.numel (regular)", "accepted.numel (transposed)"}
+    assert all(s.status == PROVEN for s in numel)
 
 
 class _NarrowedBiasProduct(Wrapping):

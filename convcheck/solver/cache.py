@@ -1,0 +1,55 @@
+"""Solver answers kept on disk, under the hash of the code they are a function of.
+
+Solving a revision takes seconds to minutes and its answer changes only with the model,
+the solver or z3: a machine solves once per version, and every later campaign and ``ci``
+job reads the file. Only a complete answer is stored (see the callers).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from pathlib import Path
+
+import z3
+
+import convcheck
+from convcheck import files
+from convcheck.errors import ConvcheckError
+from convcheck.native.build import cache_dir
+
+# What the answers are a function of: the model, the solver, and C arithmetic.
+_SOURCES = ("model", "solver", "fixedint.py", "case.py")
+
+
+def path(name: str) -> Path:
+    return cache_dir() / f"solver-{name}-{_digest()}.json"
+
+
+def load(name: str):
+    """The stored answer, or None."""
+    try:
+        return json.loads(path(name).read_text())
+    except (OSError, ValueError):
+        return None  # not solved yet here, or a file another version left half-written
+
+
+def store(name: str, data) -> None:
+    """Atomically (two processes solving at once each write a whole file); a cache that
+    cannot be written only means solving again next time."""
+    try:
+        files.write_atomically(path(name), json.dumps(data), "solver cache")
+    except ConvcheckError:
+        pass
+
+
+@functools.cache
+def _digest() -> str:
+    root = Path(convcheck.__file__).parent
+    digest = hashlib.sha256(z3.get_version_string().encode())
+    for name in _SOURCES:
+        folder = root / name
+        for file in sorted(folder.rglob("*.py")) if folder.is_dir() else [folder]:
+            digest.update(file.relative_to(root).as_posix().encode() + b"\0" + file.read_bytes())
+    return digest.hexdigest()[:16]

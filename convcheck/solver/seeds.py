@@ -1,0 +1,55 @@
+"""The solver's cases that the default engine judges before it samples.
+
+Cheaper than ``prove`` and ``band_cases``: one exploration of three rank-3 shapes (a
+regular call with a float32 bias meets every site a regular call meets; a transposed bias
+caps ``groups * w.size(1)`` at its int32 length, so the transposed call goes without one
+too; a bool bias is refused before any arithmetic), each site's first witness as the
+path found it (not minimised: the shrinker minimises what the judges find), and the band
+cases of the 32-bit edges found without ``Optimize``. The answer is cached on disk
+(``solver.cache``); within a time budget the solving stops at its share, and a partial
+answer is not cached.
+"""
+
+from __future__ import annotations
+
+import time
+
+from convcheck.case import Case
+from convcheck.solver import cache
+from convcheck.solver.bands import NARROW_EDGES, path_bands
+from convcheck.solver.explore import Shape, explore
+from convcheck.solver.symbolic import WITNESS
+
+SHAPES = (Shape(3, False, "float32"), Shape(3, True, "float32"), Shape(3, True, None))
+TIMEOUT_MS = 1000
+
+
+def seed_cases(revision: str, seconds: float | None = None, stopped=lambda: False) -> list[Case]:
+    """The witnesses, then the band cases: from the disk cache, else solved (until
+    ``seconds`` or until ``stopped()``: a signal must not wait for the solver)."""
+    stored = cache.load(f"seeds-{revision}")
+    if stored is not None:
+        return [Case.from_json(c) for c in stored]
+    cases, complete = solve(revision, seconds, stopped)
+    if complete:
+        cache.store(f"seeds-{revision}", [c.to_json() for c in cases])
+    return cases
+
+
+def solve(revision: str, seconds: float | None = None, stopped=lambda: False):
+    """The cases, and whether the solving finished (within ``seconds``, not stopped)."""
+    started = time.monotonic()
+    witnessed: set[tuple[str, str]] = set()
+    solved: set[tuple[str, int]] = set()
+    witnesses: list[Case] = []
+    bands: list[Case] = []
+    for shape in SHAPES:
+        for path in explore(revision, shape, TIMEOUT_MS):
+            if stopped() or seconds is not None and time.monotonic() - started > seconds:
+                return witnesses + bands, False
+            for q in path.queries:
+                if q.status == WITNESS and (q.site, q.kind) not in witnessed:
+                    witnessed.add((q.site, q.kind))
+                    witnesses.append(path.inputs.concrete_case(q.witness))
+            bands += path_bands(path, solved, TIMEOUT_MS, NARROW_EDGES, minimise=False)
+    return witnesses + bands, True
