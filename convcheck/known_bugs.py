@@ -9,7 +9,13 @@ LEGACY_BUG_CLASSES: dict[str, list[tuple[str, ...]]] = {
     ],
     "groups = 0": [("crash", "division-by-zero", "groups.weight0_rem")],
     "groups overflow before validation": [("ordering", "bias_shape.groups_mul")],
-    "kernel larger than the padded input accepted": [("missing-check", "kernel.gt_padded_input")],
+    # Accepted, the call's output size wraps where the padded input minus the kernel goes
+    # below zero: the overflows at those two steps are the same missing check.
+    "kernel larger than the padded input accepted": [
+        ("missing-check", "kernel.gt_padded_input"),
+        ("overflow", "output_sizes.dim*.minus_dilated"),
+        ("overflow", "output_sizes.dim*.minus_1"),
+    ],
     "output size past 32 bits": [("overflow", "output_sizes.dim*.narrow")],
     "unbounded padding": [
         ("overflow", "output_sizes.dim*.two_pad"),
@@ -46,7 +52,7 @@ LEGACY_BUG_CLASSES: dict[str, list[tuple[str, ...]]] = {
 
 # Kinds whose signature ends in the model's site of undefined behaviour: one UB shows as
 # an ordering or an overflow to the model and as a crash to a sanitized kernel.
-_UB_KINDS = ("crash", "ordering", "overflow")
+UB_KINDS = ("crash", "ordering", "overflow")
 
 
 def bug_class(signature: tuple[str, ...]) -> str | None:
@@ -57,8 +63,8 @@ def bug_class(signature: tuple[str, ...]) -> str | None:
     for name, signatures in LEGACY_BUG_CLASSES.items():
         if signature in signatures:
             return name
-    if signature[0] in _UB_KINDS:
+    if signature[0] in UB_KINDS:
         for name, signatures in LEGACY_BUG_CLASSES.items():
-            if any(s[0] in _UB_KINDS and s[-1] == signature[-1] for s in signatures):
+            if any(s[0] in UB_KINDS and s[-1] == signature[-1] for s in signatures):
                 return name
     return None

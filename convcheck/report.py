@@ -136,15 +136,15 @@ class BugRow:
 
 
 def bug_rows(run) -> list[BugRow]:
-    """The campaign's findings, the kernel's first; the findings of one known bug class in
-    one row (the first by kind stands for them); findings with equal cases (one call that
+    """The campaign's findings, the kernel's first; the findings of one bug (``_one_bug``)
+    in one row (the first by kind stands for them); findings with equal cases (one call that
     shows a bug in several ways) side by side, so that they can share a case line."""
     new = {f.key for f in run.new_findings()}
     kinds = list(FindingKind)
     by_class: dict[str, list[Finding]] = {}
     lone: list[Finding] = []
     for f in sorted(run.found.values(), key=lambda f: (kinds.index(f.kind), f.key)):
-        label = known_bugs.bug_class(f.signature) if f.about_kernel else None
+        label = _one_bug(f)
         if label is None:
             lone.append(f)
         else:
@@ -160,6 +160,17 @@ def bug_rows(run) -> list[BugRow]:
         for _, members in ordered
         for f in members
     ]
+
+
+def _one_bug(finding: Finding) -> str | None:
+    """What findings one row stands for: a known bug class; else undefined behaviour at one
+    site of the model, whichever way it showed (a crash, an ordering, an overflow)."""
+    if not finding.about_kernel:
+        return None
+    label = known_bugs.bug_class(finding.signature)
+    if label is None and finding.kind.value in known_bugs.UB_KINDS:
+        return f"UB at {finding.signature[-1]}"
+    return label
 
 
 def format_table(rows: list[BugRow]) -> list[str]:

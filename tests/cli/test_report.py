@@ -175,13 +175,20 @@ def test_the_findings_of_one_known_bug_class_are_one_row():
             finding("overflow", "output_sizes.dim*.two_pad", case=conv(padding=(2**61,))),
             finding("crash", "signed-integer-overflow", "output_sizes.dim*.two_pad", case=padding),
             finding("ordering", "output_sizes.dim*.dilated_kernel", case=padding),
+            # No known class: undefined behaviour at one site of the model is one bug.
+            finding("crash", "signed-integer-overflow", "channels.groups_mul", case=padding),
+            finding("overflow", "channels.groups_mul", case=conv(groups=-(2**62))),
+            finding("overflow", "output_sizes.dim*.dilated_u", case=conv(groups=3)),
         ]
     )
-    assert lines[1].startswith("2 kernel bugs")
+    assert lines[1].startswith("4 kernel bugs")
     rows = [line for line in lines if re.match(r"  (crash|ordering|overflow) ", line)]
-    assert len(rows) == 2
-    assert "(+2 more: overflow, ordering)" in rows[0] and "unbounded padding" in rows[0]
-    assert "unbounded dilation" in rows[1]
+    assert len(rows) == 4
+    padding_row = next(r for r in rows if "unbounded padding" in r)
+    assert "two_pad (+2 more: overflow, ordering)" in padding_row
+    assert any("unbounded dilation" in r and "more" not in r for r in rows)
+    assert any("channels.groups_mul (+1 more: overflow)" in r for r in rows)
+    assert any("dilated_u" in r and "more" not in r for r in rows)
 
 
 def test_show_torch_bugs_lists_them_after_the_kernel():
