@@ -37,8 +37,11 @@ class StubJudges:
 
 
 def test_the_first_batches_are_small_and_double_up_to_the_engines_size():
+    from convcheck.engines import random as random_engine
+
     judges = StubJudges()
-    Campaign(judges, budget=Budget(cases=700)).explore("random", 1)
+    # Sampling alone: the solver's cases, judged first, end with a batch of what is left.
+    random_engine.explore(Campaign(judges, budget=Budget(cases=700)), 1, solved=False)
     assert judges.batches[:6] == [FIRST_BATCH * 2**i for i in range(6)] == [8, 16, 32, 64, 128, 256]
     assert judges.batches[6:] == [700 - 504]  # the rest of the case budget
 
