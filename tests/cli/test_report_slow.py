@@ -93,7 +93,9 @@ def test_the_atheris_engine_shows_progress_and_keeps_libfuzzers_log(tmp_path):
         timeout=300,
         cwd=work,
     )
-    assert code == 1, err
+    # Found or not (from valid seeds, 128 cases seldom find): the progress and the log are
+    # what this checks.
+    assert code in (0, 1), err
     log = (corpus / "libfuzzer.log").read_text()
     assert "INITED" in log  # libFuzzer's own lines, not convcheck's
     assert list(work.iterdir()) == []  # no slow-unit or crash files where it was started
