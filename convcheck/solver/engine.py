@@ -1,5 +1,8 @@
 """The solver as a campaign engine: witnesses and band cases first, then sampling.
 
+First the default engine's solved cases (``solver.seeds``: each site's first witness and
+its 32-bit bands, cached on disk), then every site's minimised witness and band cases.
+
 ``explore(campaign, seed)`` has the shape of every engine in ``convcheck.engines``. The
 solving is of the 1-D calls only. With a time budget it takes at most half of it (what
 the solver has not reached by then is left to sampling); with a case budget alone it has
@@ -15,6 +18,7 @@ from convcheck.engines import random as random_engine
 from convcheck.solver.bands import band_cases
 from convcheck.solver.explore import shapes
 from convcheck.solver.prove import prove
+from convcheck.solver.seeds import seed_cases
 
 SOLVED_RANK = 3
 
@@ -35,7 +39,13 @@ def _solved(revision: str) -> tuple:
 
 
 def explore(campaign, seed: int) -> None:
-    deadline = campaign.deadline
+    # The default engine's solved cases first (cached: judged within the first second),
+    # so that a time budget the minimised witnesses overrun still meets every site.
+    judges, deadline = campaign.judges, campaign.deadline
+    share = None if deadline is None else max(0.0, deadline - time.monotonic()) / 4
+    random_engine.submit_all(campaign, seed_cases(judges.revision, share, lambda: judges.stopped))
+    if campaign.exhausted:
+        return
     if deadline is None:
         cases = list(_solved(campaign.judges.revision))
     else:
