@@ -69,8 +69,8 @@ MUTANTS = [
     Mutant(
         "out-strides-deleted",
         CURRENT,
-        '        if (stride > INT32_MAX) {\n            return "output.stride_too_large";\n'
-        "        }\n",
+        "    if (!strides_fit(plan->out_rank, plan->out_sizes, call->out.dim_order)) {\n"
+        '        return "output.stride_too_large";\n    }\n',
         "",
     ),
     Mutant(

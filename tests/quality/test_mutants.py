@@ -20,9 +20,13 @@ pytestmark = pytest.mark.slow
 CASES = 3000
 SEED = 1
 
-# One edit in a helper four checks share is four checks wrong: the kernel refuses a
-# length-1 stride, padding, dilation and output_padding, each where the model passes it.
-SHOWS_IN_MORE_WAYS = {"param-length-one-refused": 4}
+# Where a signature keyed on check ids cannot see one bug (the open part of issue 12):
+# - one edit in a helper four checks share is four checks wrong: the kernel refuses a
+#   length-1 stride, padding, dilation and output_padding, each where the model passes it;
+# - a transposed size without its output padding is checked by two size checks and then
+#   used: it shows at output.invalid, at output.too_large (reached since the default
+#   engine judges the solver's band cases at INT32_MAX first) and as sizes that differ.
+SHOWS_IN_MORE_WAYS = {"param-length-one-refused": 4, "transposed-size-drops-output-padding": 3}
 
 
 def kernel_findings(library: str) -> list[str]:
