@@ -376,8 +376,9 @@ def parting(predicted: Outcome, actual: Outcome, revision: str) -> tuple[str, st
 def _passed_rejection(j: Judgement, kernel: Outcome, predicted: Outcome) -> bool:
     """Did the crashed kernel pass the check at which the model rejects the call? Surely
     on the run entry after the check entry accepted the call (the loops crashed), and on
-    the check entry when the C function that crashed is a step after that check (our
-    kernel names its steps ``step_<name>``; a target's own functions place nothing)."""
+    the check entry when the C function that crashed is that check's step or a later one:
+    in its own step, whatever crashed ran where the check should have stopped the call
+    (our kernel names its steps ``step_<name>``; a target's own functions place nothing)."""
     if predicted.verdict != REJECT:
         return False
     checked = j.native_check
@@ -386,7 +387,7 @@ def _passed_rejection(j: Judgement, kernel: Outcome, predicted: Outcome) -> bool
     step = re.sub(r"^(?:cc_)?step_", "", split_site(kernel.crash_site)[0])
     crashed = point(Outcome.crashed(kernel.crash_kind or "", step), j.revision)
     rejected = point(predicted, j.revision)
-    return None not in (crashed, rejected) and crashed[0] > rejected[0]
+    return None not in (crashed, rejected) and crashed[0][0] >= rejected[0][0]
 
 
 def _unjudged(j: Judgement) -> list[tuple[str, Outcome]]:

@@ -106,15 +106,24 @@ class BugRow:
     finding: Finding
     new: bool
     first_found: float | None  # seconds into the campaign
-    # Findings of the same known bug class, shown in this row: one bug, one row.
+    # Findings of the same bug (``_one_bug``), shown in this row: one bug, one row.
     others: tuple[Finding, ...] = ()
 
     @property
     def cause(self) -> str:
         cause = " | ".join(self.finding.signature[1:])
         if self.others:
-            cause += f" (+{len(self.others)} more: {', '.join(f.kind for f in self.others)})"
+            ways = [self._told_apart(f) for f in self.others]
+            cause += f" (+{len(self.others)} more: {', '.join(ways)})"
         return cause
+
+    def _told_apart(self, other: Finding) -> str:
+        """What tells another finding of this row from its own: the kind, else the parts
+        of the signature that differ."""
+        if other.kind is not self.finding.kind:
+            return other.kind
+        own = self.finding.signature[1:]
+        return " | ".join(part for part in other.signature[1:] if part not in own)
 
     @property
     def c_line(self) -> str:
@@ -162,14 +171,35 @@ def bug_rows(run) -> list[BugRow]:
     ]
 
 
+# One helper checks every parameter array (check_param_array in the model, cc_param_array
+# in our kernel): an edit to it is wrong for all four at once, at ``<array>.<check>``.
+_PARAM_ARRAY_CHECK = re.compile(r"(?:stride|padding|dilation|output_padding)\.(length|range)")
+# The output sizes and the checks that read them: a size computed wrongly parts from the
+# model at whichever of these the call reaches first.
+_OUTPUT_SIZE_POINTS = frozenset(
+    {"output_sizes", "output.invalid", "output.too_large", "out.resize"}
+)
+
+
 def _one_bug(finding: Finding) -> str | None:
     """What findings one row stands for: a known bug class; else undefined behaviour at one
-    site of the model, whichever way it showed (a crash, an ordering, an overflow)."""
+    site of the model, whichever way it showed (a crash, an ordering, an overflow); else,
+    for the kernel parting from the model, the check where it parts, whichever way, and one
+    computation however many checks read it (the parameter arrays' shared check, the
+    output size)."""
     if not finding.about_kernel:
         return None
     label = known_bugs.bug_class(finding.signature)
     if label is None and finding.kind.value in known_bugs.UB_KINDS:
         return f"UB at {finding.signature[-1]}"
+    if label is None and finding.kind is FindingKind.INFIDELITY:
+        parted_at = finding.signature[1]
+        shared = _PARAM_ARRAY_CHECK.fullmatch(parted_at)
+        if shared:
+            return f"the parameter arrays' {shared.group(1)} check"
+        if parted_at in _OUTPUT_SIZE_POINTS:
+            return "the output size"
+        return f"the check at {parted_at}"  # a check wrong both ways is one bug
     return label
 
 

@@ -61,6 +61,18 @@ MUTANTS = [
         "",
     ),
     Mutant(
+        "groups-nonpos-deleted",
+        CURRENT,
+        '    if (call->groups < 1) {\n        return "groups.nonpos";\n    }\n',
+        "",
+    ),
+    Mutant(
+        "bias-rank-deleted",
+        CURRENT,
+        '    if (call->bias.rank != 1) {\n        return "bias.rank";\n    }\n',
+        "",
+    ),
+    Mutant(
         "bias-dtype-deleted",
         CURRENT,
         '    if (call->bias.dtype == CONVCHECK_BOOL) {\n        return "bias.dtype";\n    }\n',
@@ -124,6 +136,18 @@ MUTANTS = [
         "if (in + 2 * p < d * (k - 1)) {",
     ),
     Mutant(
+        "kernel-fits-one-padding",
+        CURRENT,
+        "if (in + 2 * p < d * (k - 1) + 1) {",
+        "if (in + p < d * (k - 1) + 1) {",
+    ),
+    Mutant(
+        "output-fits-off-by-one",
+        CURRENT,
+        "if (plan->out_sizes[i] > INT32_MAX) {",
+        "if (plan->out_sizes[i] >= INT32_MAX) {",
+    ),
+    Mutant(
         "empty-spatial-channels-only",
         CURRENT,
         "if (in->sizes[0] == 0 || in->sizes[1] == 0) {",
@@ -178,6 +202,12 @@ MUTANTS = [
         LOOPS,
         "if (i2 < 0 || i2 >= in->sizes[4]) {",
         "if (i2 < 0 || i2 > in->sizes[4]) {",
+    ),
+    Mutant(
+        "loops-regular-bias-skipped",
+        LOOPS,
+        "acc = add(a->kind, acc, load_bias_value(a, oc));",
+        "(void)load_bias_value(a, oc);",
     ),
     Mutant(
         "transposed-loops-off-by-one",
