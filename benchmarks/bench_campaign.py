@@ -1,7 +1,8 @@
 """Campaign speed, measured side by side in one run (the machine is shared and noisy).
 
 1. Cases/s of the pipeline on 2 cores, judge by judge: model alone, + native, + torch,
-   and + torch without reusing the oneDNN-on answer for oneDNN off (what it cost before).
+   and + torch without reusing the oneDNN-on answer for oneDNN off (what it cost before);
+   then the full pipeline with ``--jobs 2`` against ``--jobs 1``.
 2. Minimising: the seconds each finding of a seeded legacy campaign took to shrink.
 3. ``convcheck judge case.json``: wall time of a warm run (the second of two).
 
@@ -25,29 +26,44 @@ from convcheck.generate import RandomSource, build_case
 from convcheck.judges import Judges
 
 
+def rate(revision: str, seconds: float, jobs=2, native=True, torch=True, reuse=True) -> float:
+    """Cases/s as a campaign judges: fresh cases every batch, known crashes confirmed, then
+    spared."""
+    src = RandomSource(99)
+    with Judges(revision, jobs=jobs, use_native=native, use_torch=torch) as judges:
+        if judges.torch is not None:
+            judges.torch.reuse_without_onednn = reuse
+        judges.evaluate([build_case(src) for _ in range(8)])  # start the workers
+        confirmed, done, start = Counter(), 0, time.monotonic()
+        while time.monotonic() - start < seconds:
+            judges.evaluate([build_case(src) for _ in range(256)], thrifty=confirmed)
+            done += 256
+        return done / (time.monotonic() - start)
+
+
 def throughput(seconds: float, revision: str) -> None:
-    """As a campaign judges: fresh cases every batch, known crashes confirmed, then spared."""
     print(f"== pipeline throughput, {revision}, jobs=2, batches of 256, fresh cases")
-    rows = []
-    for label, native, torch, reuse in (
-        ("model (C + exact)", False, False, True),
-        ("+ native", True, False, True),
-        ("+ native + torch", True, True, True),
-        ("  oneDNN off rerun", True, True, False),
-    ):
-        src = RandomSource(99)
-        with Judges(revision, jobs=2, use_native=native, use_torch=torch) as judges:
-            if judges.torch is not None:
-                judges.torch.reuse_without_onednn = reuse
-            judges.evaluate([build_case(src) for _ in range(8)])  # start the workers
-            confirmed, done, start = Counter(), 0, time.monotonic()
-            while time.monotonic() - start < seconds:
-                judges.evaluate([build_case(src) for _ in range(256)], thrifty=confirmed)
-                done += 256
-            rows.append((label, done / (time.monotonic() - start)))
+    rows = [
+        ("model (C + exact)", rate(revision, seconds, native=False, torch=False)),
+        ("+ native", rate(revision, seconds, torch=False)),
+        ("+ native + torch", rate(revision, seconds)),
+        ("  oneDNN off rerun", rate(revision, seconds, reuse=False)),
+    ]
     base = rows[0][1]
-    for label, rate in rows:
-        print(f"  {label:<20} {rate:>10,.0f} cases/s   {rate / base:6.3f} x model alone")
+    for label, speed in rows:
+        print(f"  {label:<20} {speed:>10,.0f} cases/s   {speed / base:6.3f} x model alone")
+
+
+def jobs_scaling(seconds: float, revision: str, pairs: int = 3) -> None:
+    """The full pipeline with one worker per judge and with two, in interleaved pairs so
+    that a change in the machine's load falls on both."""
+    print(f"== --jobs 2 against --jobs 1, full pipeline, {revision}, {pairs} interleaved pairs")
+    ratios = []
+    for _ in range(pairs):
+        one, two = rate(revision, seconds, jobs=1), rate(revision, seconds, jobs=2)
+        ratios.append(two / one)
+        print(f"  jobs 1 {one:>8,.0f} cases/s   jobs 2 {two:>8,.0f} cases/s   {two / one:5.2f} x")
+    print(f"  median {statistics.median(ratios):.2f} x")
 
 
 def minimising(cases: int) -> None:
@@ -86,6 +102,7 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=2000, help="the minimising campaign's")
     args = parser.parse_args()
     throughput(args.seconds, args.revision)
+    jobs_scaling(args.seconds, args.revision)
     minimising(args.cases)
     judge_wall()
 
