@@ -191,6 +191,29 @@ def test_the_findings_of_one_known_bug_class_are_one_row():
     assert any("dilated_u" in r and "more" not in r for r in rows)
 
 
+def test_where_the_kernel_parts_one_computation_is_one_row():
+    """A check wrong both ways, the check one helper makes of every parameter array, and
+    the output size with the checks that read it: each one row, naming what tells its
+    other findings apart. Another check is a row of its own."""
+    lines = report(
+        [
+            finding("infidelity", "groups.gt_weight0", "kernel passes", case=conv(groups=2)),
+            finding("infidelity", "groups.gt_weight0", "kernel rejects", case=conv(groups=3)),
+            finding("infidelity", "stride.length", "kernel rejects", case=conv(stride=(1,))),
+            finding("infidelity", "padding.length", "kernel rejects", case=conv(padding=(0,))),
+            finding("infidelity", "output.invalid", "kernel rejects", case=conv(groups=4)),
+            finding("infidelity", "output_sizes", "sizes differ", case=conv(groups=5)),
+            finding("infidelity", "bias.length", "kernel passes", case=conv(bias=t(3))),
+        ]
+    )
+    rows = [line for line in lines if line.startswith("  infidelity")]
+    assert len(rows) == 4, rows
+    assert any("groups.gt_weight0 | kernel passes (+1 more: kernel rejects)" in r for r in rows)
+    assert any("padding.length | kernel rejects (+1 more: stride.length)" in r for r in rows)
+    assert any("(+1 more: output_sizes | sizes differ)" in r for r in rows)
+    assert any("bias.length | kernel passes" in r and "more" not in r for r in rows)
+
+
 def test_show_torch_bugs_lists_them_after_the_kernel():
     lines = report(FINDINGS, show_torch_bugs=True)
     kinds = [line.split()[0] for line in lines if re.match(r"  \w", line)]

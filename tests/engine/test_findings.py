@@ -98,6 +98,14 @@ ROWS = [
         [("infidelity", "stride.range", "kernel passes")],
     ),
     (
+        "the checks crash in the step of the model's rejection: that check is not applied",
+        judgement(
+            predicted=Outcome.reject("groups.not_div_weight0"),
+            native=Outcome.crashed("division-by-zero", "step_groups checks_legacy.c:87"),
+        ),
+        [("infidelity", "groups.not_div_weight0", "kernel passes")],
+    ),
+    (
         "the checks crash before the model's rejection: a crash of its own",
         judgement(
             predicted=Outcome.reject("out.resize"),
