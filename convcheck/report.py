@@ -9,7 +9,7 @@ from pathlib import Path
 from convcheck import files, known_bugs
 from convcheck.case import Case
 from convcheck.findings import Finding, FindingKind
-from convcheck.model import ModelFinding, ModelRun, predict
+from convcheck.model import REVISIONS, ModelFinding, ModelRun, predict
 
 
 def format_trace(
@@ -171,14 +171,19 @@ def bug_rows(run) -> list[BugRow]:
     ]
 
 
+# Each check id's step, from the revisions' own tables of checks.
+_STEP_OF = {
+    check: step
+    for module in REVISIONS.values()
+    for step, checks in module.CHECKS.items()
+    for check in checks
+}
 # One helper checks every parameter array (check_param_array in the model, cc_param_array
 # in our kernel): an edit to it is wrong for all four at once, at ``<array>.<check>``.
-_PARAM_ARRAY_CHECK = re.compile(r"(?:stride|padding|dilation|output_padding)\.(length|range)")
-# The output sizes and the checks that read them: a size computed wrongly parts from the
+_PARAM_ARRAY_STEPS = frozenset({"stride", "padding", "dilation", "output_padding"})
+# The output sizes and the steps that read them: a size computed wrongly parts from the
 # model at whichever of these the call reaches first.
-_OUTPUT_SIZE_POINTS = frozenset(
-    {"output_sizes", "output.invalid", "output.too_large", "out.resize"}
-)
+_OUTPUT_SIZE_STEPS = frozenset({"output_sizes", "output_size_valid", "output_fits", "resize_out"})
 
 
 def _one_bug(finding: Finding) -> str | None:
@@ -194,10 +199,10 @@ def _one_bug(finding: Finding) -> str | None:
         return f"UB at {finding.signature[-1]}"
     if label is None and finding.kind is FindingKind.INFIDELITY:
         parted_at = finding.signature[1]
-        shared = _PARAM_ARRAY_CHECK.fullmatch(parted_at)
-        if shared:
-            return f"the parameter arrays' {shared.group(1)} check"
-        if parted_at in _OUTPUT_SIZE_POINTS:
+        step = _STEP_OF.get(parted_at, parted_at)  # "output_sizes" is a step's own point
+        if step in _PARAM_ARRAY_STEPS:
+            return f"the parameter arrays' {parted_at.removeprefix(step + '.')} check"
+        if step in _OUTPUT_SIZE_STEPS:
             return "the output size"
         return f"the check at {parted_at}"  # a check wrong both ways is one bug
     return label
