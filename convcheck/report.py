@@ -6,10 +6,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from convcheck import files, known_bugs
+from convcheck import files, known_bugs, model
 from convcheck.case import Case
 from convcheck.findings import Finding, FindingKind
 from convcheck.model import REVISIONS, ModelFinding, ModelRun, predict
+from convcheck.outcome import ACCEPT, REJECT, Outcome
 
 
 def format_trace(
@@ -101,13 +102,17 @@ def describe_case(case: Case) -> str:
 
 @dataclass(frozen=True)
 class BugRow:
-    """One distinct finding as a report shows it (the text table and the HTML page)."""
+    """One distinct bug as a report shows it (the text table and the HTML page)."""
 
     finding: Finding
     new: bool
     first_found: float | None  # seconds into the campaign
-    # Findings of the same bug (``_one_bug``), shown in this row: one bug, one row.
+    # Findings of the same bug (``_one_bug``, ``_fixed_by``), shown in this row: one bug,
+    # one row.
     others: tuple[Finding, ...] = ()
+    # What the bug is called: its upstream class, or the check of the fixed revision that
+    # stops its minimised case ("current: stride.range"); "" when neither says.
+    bug: str = ""
 
     @property
     def cause(self) -> str:
@@ -116,6 +121,20 @@ class BugRow:
             ways = [self._told_apart(f) for f in self.others]
             cause += f" (+{len(self.others)} more: {', '.join(ways)})"
         return cause
+
+    def root_cause(self, room: int | None = None) -> str:
+        """The C line a sanitizer named, where it crashed (what an editor jumps to), then
+        the cause. In ``room`` characters: the other findings counted, not named; then a
+        crash's sanitizer kind left out (its C line says where); then the rest cut, the
+        count kept."""
+        where = f"{self.c_line} " if self.c_line else ""
+        more = f" (+{len(self.others)} more)" if self.others else ""
+        signature = self.finding.signature[1:]
+        rest = " | ".join(signature[1:] if where else signature)
+        for text in (where + self.cause, where + " | ".join(signature) + more, where + rest + more):
+            if room is None or len(text) <= room:
+                return text
+        return where + rest[: max(room - len(where) - len(more) - 3, 0)] + "..." + more
 
     def _told_apart(self, other: Finding) -> str:
         """What tells another finding of this row from its own: the kind, else the parts
@@ -134,8 +153,9 @@ class BugRow:
         return "" if where is None else f"{where[0].rsplit('/', 1)[-1]}:{where[1]}"
 
     @property
-    def bug_class(self) -> str:
-        return known_bugs.bug_class(self.finding.signature) or ""
+    def upstream(self) -> bool:
+        """Of a bug class the upstream thread names: known to the reader already."""
+        return known_bugs.bug_class(self.finding.signature) is not None
 
     @property
     def found(self) -> str:
@@ -145,30 +165,68 @@ class BugRow:
 
 
 def bug_rows(run) -> list[BugRow]:
-    """The campaign's findings, the kernel's first; the findings of one bug (``_one_bug``)
-    in one row (the first by kind stands for them); findings with equal cases (one call that
-    shows a bug in several ways) side by side, so that they can share a case line."""
+    """The campaign's findings, the kernel's first, the upstream thread's classes before
+    the others; the findings of one bug (``_one_bug``, then ``_fixed_by``) in one row (the
+    first by kind stands for them); findings with equal cases (one call that shows a bug
+    in several ways) side by side, so that they can share a case line."""
     new = {f.key for f in run.new_findings()}
     kinds = list(FindingKind)
-    by_class: dict[str, list[Finding]] = {}
-    lone: list[Finding] = []
-    for f in sorted(run.found.values(), key=lambda f: (kinds.index(f.kind), f.key)):
-        label = _one_bug(f)
-        if label is None:
-            lone.append(f)
-        else:
-            by_class.setdefault(label, []).append(f)
-    standing = lone + [members[0] for members in by_class.values()]
-    others = {members[0].key: tuple(members[1:]) for members in by_class.values()}
-    groups: dict[tuple[bool, Case], list[Finding]] = {}
-    for f in sorted(standing, key=lambda f: (f.kind, f.key)):
-        groups.setdefault((not f.about_kernel, f.case), []).append(f)
-    ordered = sorted(groups.items(), key=lambda item: (item[0][0], item[1][0].kind, item[1][0].key))
-    return [
-        BugRow(f, f.key in new, run.stats.first_found.get(f.key), others.get(f.key, ()))
-        for _, members in ordered
-        for f in members
-    ]
+    revision = getattr(run.judges, "revision", None)
+
+    def order(f: Finding):
+        return kinds.index(f.kind), f.key
+
+    by_bug: dict[str, list[Finding]] = {}
+    for f in sorted(run.found.values(), key=order):
+        by_bug.setdefault(_one_bug(f) or f.key, []).append(f)
+    # The bugs that one check of the fixed revision stops are one bug: one fix.
+    by_fix: dict[str, tuple[str, list[Finding]]] = {}
+    for label, members in by_bug.items():
+        first = members[0]
+        name = known_bugs.bug_class(first.signature) if first.about_kernel else None
+        fixed = None
+        if name is None and first.about_kernel and first.key in run.minimized:
+            fixed = _fixed_by(first.case, revision)
+        if fixed is not None:
+            name = f"{FIXED_REVISION}: " + (fixed.check if fixed.verdict == REJECT else "accepts")
+            label = name if fixed.verdict == REJECT else label
+        by_fix.setdefault(label, (name or "", []))[1].extend(members)
+    standing = [(name, sorted(members, key=order)) for name, members in by_fix.values()]
+    groups: dict[tuple[bool, Case], list[tuple[str, list[Finding]]]] = {}
+    for name, members in sorted(standing, key=lambda item: item[1][0].key):
+        groups.setdefault((not members[0].about_kernel, members[0].case), []).append(
+            (name, members)
+        )
+
+    def place(item):
+        (apart, _), bugs = item
+        first = bugs[0][1][0]
+        return apart, known_bugs.bug_class(first.signature) is None, first.key
+
+    def row(name: str, members: list[Finding]) -> BugRow:
+        """A bug is new when any of its findings is, found when the first of them was."""
+        times = [run.stats.first_found[f.key] for f in members if f.key in run.stats.first_found]
+        is_new = any(f.key in new for f in members)
+        return BugRow(members[0], is_new, min(times, default=None), tuple(members[1:]), name)
+
+    return [row(*bug) for _, bugs in sorted(groups.items(), key=place) for bug in bugs]
+
+
+# The revision that fixes legacy's checks (the upstream thread's PR).
+FIXED_REVISION = "current"
+
+
+def _fixed_by(case: Case, revision: str | None) -> Outcome | None:
+    """What the fixed revision answers to a minimised case of an older revision: the
+    check that rejects it is its bug's fix (one fix, one bug), or it accepts it. A
+    minimised case is wrong in the one way that matters, so the check that stops it is
+    the one its bug lacks; an unminimised one is not, and is never asked. None when the
+    campaign's revision is the fixed one, or the fixed revision has undefined behaviour
+    on the case too."""
+    if revision is None or model.check_revision(revision) == FIXED_REVISION:
+        return None
+    outcome = predict(model.run(case, FIXED_REVISION), with_loops=True)
+    return outcome if outcome.verdict in (ACCEPT, REJECT) else None
 
 
 # Each check id's step, from the revisions' own tables of checks.
@@ -208,23 +266,62 @@ def _one_bug(finding: Finding) -> str | None:
     return label
 
 
-def format_table(rows: list[BugRow]) -> list[str]:
-    """Aligned columns, each row's minimised case on the line under it; rows whose cases
-    are equal (one call that shows a bug in several ways) share that line."""
-    head = ("kind", "root cause", "C line", "found", "upstream bug class")
-    cells = [(r.finding.kind.value, r.cause, r.c_line, r.found, r.bug_class) for r in rows]
+# One screen, what the report fits into when it can: lines of columns (README, "The
+# report"). A longer line counts as the screen lines it wraps to.
+SCREEN_LINES = 50
+SCREEN_COLUMNS = 120
+# What a fold leaves out, from none to every case (``format_table``).
+_FOLDS = (
+    "each with its minimised case:",
+    "the new ones of no upstream class with their minimised case:",
+    "each in its corpus file with its minimised case:",
+)
+
+
+def screen_lines(lines: list[str]) -> int:
+    return sum(max(1, -(-len(line) // SCREEN_COLUMNS)) for line in lines)
+
+
+def _to_look_at(row: BugRow) -> bool:
+    """A bug a person has not seen: new in this campaign, and not one the thread names."""
+    return row.new and not row.upstream
+
+
+def format_table(rows: list[BugRow], fold: int = 0) -> list[str]:
+    """Aligned columns, one row per bug, its minimised case on the line under it; rows
+    whose cases are equal (one call that shows a bug in several ways) share that line.
+    ``fold`` 1 cuts each row at the screen's width and shows the case under the rows to
+    look at only (``_to_look_at``); 2 shows no case (each is in its corpus file)."""
+    head = ("kind", "found", "bug (upstream class, or current's fix)", "C line, root cause")
+    cells = [(r.finding.kind.value, r.found, r.bug) for r in rows]
+    if not any(r.bug for r in rows):  # neither an upstream class nor a fix to name
+        head, cells = head[:2] + head[3:], [c[:2] for c in cells]
     widths = [max(len(c[i]) for c in [head, *cells]) for i in range(len(head) - 1)]
+    # A third of the screen at most for a bug's name: a longer one pushes its own row's
+    # cause along, not every row's.
+    widths[-1] = min(widths[-1], SCREEN_COLUMNS // 3)
+
+    def start(columns) -> str:
+        return "  " + "".join(c.ljust(w) + "  " for c, w in zip(columns, widths, strict=False))
+
+    cells = [
+        (*c, r.root_cause(SCREEN_COLUMNS - len(start(c)) if fold else None))
+        for c, r in zip(cells, rows, strict=True)
+    ]
 
     def line(columns) -> str:
-        text = "  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=False))
-        return ("  " + text + "  " + columns[-1]).rstrip()
+        return (start(columns) + columns[-1]).rstrip()
 
     lines = [line(head)]
+    look = False
     for i, (row, columns) in enumerate(zip(rows, cells, strict=True)):
         lines.append(line(columns))
+        look = look or _to_look_at(row)
         following = rows[i + 1].finding.case if i + 1 < len(rows) else None
         if following != row.finding.case:
-            lines.append(" " * (4 + widths[0]) + describe_case(row.finding.case))
+            if fold == 0 or (fold == 1 and look):
+                lines.append(" " * (4 + widths[0]) + describe_case(row.finding.case))
+            look = False
     return lines
 
 
@@ -252,8 +349,9 @@ def campaign_summary(run, args) -> str:
 
 def format_campaign(run, args) -> str:
     """The final report: what ran, one row per distinct bug of the kernel, minimised, and
-    torch's own bugs as one counted line (``--show-torch-bugs``: as rows too)."""
-    lines = [campaign_summary(run, args)]
+    torch's own bugs as one counted line (``--show-torch-bugs``: as rows too); folded
+    (``format_table``) until it fits one screen, the details left to the corpus files and
+    the HTML report, as its last line says."""
     rows = bug_rows(run)
     kernel = [r for r in rows if r.finding.about_kernel]
     torch = [r for r in rows if r.finding.kind is FindingKind.TORCH_BUG]
@@ -262,22 +360,37 @@ def format_campaign(run, args) -> str:
     show_torch = getattr(args, "show_torch_bugs", False)
     if show_torch:
         shown += torch
-    if kernel:
-        new = sum(r.new for r in kernel)
-        written = ""
-        if new and run.corpus_dir is not None:
-            written = f", written to {files.shown(run.corpus_dir)}/"
-        lines.append(
-            f"{len(kernel)} kernel bugs ({new} new{written}), each with its minimised case:"
-        )
-    else:
-        lines.append("no kernel bugs")
-    if shown:
-        lines += format_table(shown)
-        lines.append(f"  ({CASE_LEGEND})")
-    if torch and not show_torch:
-        lines.append(torch_line(len(torch), torch_folder(run, args)))
+    for fold, cases in enumerate(_FOLDS):
+        lines = [campaign_summary(run, args)]
+        if kernel:
+            new = sum(r.new for r in kernel)
+            written = ""
+            if new and run.corpus_dir is not None:
+                written = f", written to {files.shown(run.corpus_dir)}/"
+            lines.append(f"{len(kernel)} kernel bugs ({new} new{written}), {cases}")
+        else:
+            lines.append("no kernel bugs")
+        if shown:
+            lines += format_table(shown, fold)
+            if fold < len(_FOLDS) - 1:
+                lines.append(f"  ({CASE_LEGEND})")
+        if torch and not show_torch:
+            lines.append(torch_line(len(torch), torch_folder(run, args)))
+        if kernel:
+            lines.append(_details_line(run, args))
+        # A line more for the one that names the HTML report (``--report``).
+        if screen_lines(lines) < SCREEN_LINES:
+            break
     return "\n".join(lines)
+
+
+def _details_line(run, args) -> str:
+    """Where what the table leaves out is: the corpus files and the HTML report."""
+    where = []
+    if run.corpus_dir is not None:
+        where.append(f"{files.shown(run.corpus_dir)}/ (a file per finding: its case, every answer)")
+    html = "the HTML report" if getattr(args, "report", None) else "--report FILE.html"
+    return f"details: {'; '.join([*where, html + ' (every row whole)'])}"
 
 
 def torch_line(count: int, folder: Path | None = None) -> str:

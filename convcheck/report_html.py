@@ -93,7 +93,7 @@ def _row(row: BugRow) -> str:
         f"<td><code>{escape(row.cause)}</code></td>",
         f'<td class="whole"><code>{escape(row.c_line)}</code></td>',
         f'<td class="whole">{escape(row.found)}</td>',
-        f"<td>{escape(row.bug_class)}</td>",
+        f"<td>{escape(row.bug)}</td>",
         f'<td class="case"><code>{case}</code></td>',
         f"<td>{escape(f.explanation)}</td>",
     ]
@@ -102,7 +102,7 @@ def _row(row: BugRow) -> str:
 
 
 def _table(rows: list[BugRow]) -> str:
-    head = ("kind", "root cause", "C line", "found", "upstream bug class", "case", "why")
+    head = ("kind", "root cause", "C line", "found", "bug", "case", "why")
     return (
         "<table><tr>"
         + "".join(f"<th>{h}</th>" for h in head)

@@ -3,6 +3,7 @@ the atheris engine's progress and libFuzzer log. Slow: campaigns and a browser."
 
 import importlib.util
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -77,6 +78,42 @@ def test_the_html_report_shows_the_plot_and_the_table_in_a_browser(tmp_path):
     colour = int((pixels.max(axis=1) - pixels.min(axis=1) > 80).sum())
     assert ink > 0.02 * len(pixels), "the page is (nearly) blank"
     assert colour > 500, "no plot lines on the page"
+
+
+def test_the_legacy_demos_report_fits_one_screen_kernel_bugs_first(tmp_path):
+    """``make demo`` as a seeded case budget: the legacy kernel's two dozen bugs and torch's
+    own fit one screen (``SCREEN_LINES`` of ``SCREEN_COLUMNS``, a longer line counting as
+    the lines it wraps to), with every line that says what was found: the kernel's rows,
+    each new one of no upstream class with its minimised case under it, then torch in one
+    counted line, then where the details are."""
+    pytest.importorskip("torch")
+    from convcheck.report import SCREEN_COLUMNS, SCREEN_LINES, screen_lines
+
+    code, out, err = _run(
+        [
+            *CONVCHECK,
+            *("fuzz", "--revision", "legacy", "--cases", "8000", "--seed", "1", "--jobs", "2"),
+            *("--corpus", str(tmp_path / "corpus")),
+        ],
+        timeout=600,
+    )
+    assert code == 1, err
+    lines = out.splitlines()
+    assert screen_lines(lines) <= SCREEN_LINES, out
+    rows = [i for i, line in enumerate(lines) if re.match(r"  [a-z-]+ ", line)][1:]
+    counted = int(re.match(r"(\d+) kernel bugs ", lines[1]).group(1))
+    assert len(rows) == counted > 1, out
+    torch = [i for i, line in enumerate(lines) if line.startswith("torch: ")]
+    assert len(torch) == 1 and rows[-1] < torch[0], out
+    assert not any(lines[i].startswith("  torch-bug") for i in rows)
+    assert lines[-1].startswith("details: ") and str(tmp_path / "corpus") in lines[-1]
+    # Only the rows are cut to the screen's width; a case is never cut.
+    assert all(len(lines[i]) <= SCREEN_COLUMNS for i in rows)
+    cases = {i for i, line in enumerate(lines) if line.startswith(" " * 8)}
+    look = [i for i in rows if re.search(r"  current: ", lines[i])]  # no upstream class
+    assert look, out
+    for i in look:  # rows of one call share the case line under the last of them
+        assert next(j for j in range(i + 1, len(lines)) if j not in rows) in cases, out
 
 
 @pytest.mark.skipif(importlib.util.find_spec("atheris") is None, reason="atheris not installed")
