@@ -378,8 +378,8 @@ def format_campaign(run, args) -> str:
             lines.append(torch_line(len(torch), torch_folder(run, args)))
         if kernel:
             lines.append(_details_line(run, args))
-        # A line more for the one that names the HTML report (``--report``).
-        if screen_lines(lines) < SCREEN_LINES:
+        # With ``--report``, a line more names the file.
+        if screen_lines(lines) + bool(getattr(args, "report", None)) <= SCREEN_LINES:
             break
     return "\n".join(lines)
 

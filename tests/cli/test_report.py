@@ -18,7 +18,7 @@ from convcheck.cli import main
 from convcheck.findings import Finding, FindingKind
 from convcheck.outcome import Outcome
 from convcheck.progress import Progress
-from convcheck.report import describe_case, describe_int, format_campaign, write_report
+from convcheck.report import bug_rows, describe_case, describe_int, format_campaign, write_report
 
 
 def run(*argv):
@@ -213,6 +213,103 @@ def test_where_the_kernel_parts_one_computation_is_one_row():
     assert any("padding.length | kernel rejects (+1 more: stride.length)" in r for r in rows)
     assert any("(+1 more: output_sizes | sizes differ)" in r for r in rows)
     assert any("bias.length | kernel passes" in r and "more" not in r for r in rows)
+
+
+def legacy_campaign(findings, minimised=True, revision="legacy"):
+    """A campaign of ``revision`` whose findings were minimised, as ``fuzz`` leaves them."""
+    campaign = campaign_with(findings)
+    campaign.judges = SimpleNamespace(revision=revision)
+    if minimised:
+        campaign.minimized.update(f.key for f in findings)
+    return campaign
+
+
+# Bugs of legacy that the thread does not name, on calls the current checks reject.
+STRIDE_PAST_32_BITS = [
+    finding("missing-check", "stride.range", case=conv(stride=(2**31,))),
+    finding("overflow", "output_sizes.dim*.plus_dilated", case=conv(stride=(2**63 - 1,))),
+]
+KERNEL_OF_0 = finding("missing-check", "kernel.nonpos", case=conv(weight=t(4, 2, 0)))
+CHANNELS_LAST = conv(
+    input=t(1, 2, 5, 5, order=(0, 2, 3, 1)), weight=t(4, 2, 3, 3), out=t(1, 4, 3, 3)
+)
+
+
+def test_a_bug_the_thread_does_not_name_is_one_row_per_fix_in_current():
+    """Minimised, each of legacy's bugs is wrong in one way: the check of current that
+    rejects the call is its fix, and the findings one fix removes are one row."""
+    findings = [
+        *STRIDE_PAST_32_BITS,
+        KERNEL_OF_0,
+        finding("over-strict", "dim_order.in_out", case=CHANNELS_LAST),
+        FINDINGS[3],
+    ]
+    rows = bug_rows(legacy_campaign(findings))
+    assert [(r.bug, r.finding.key, len(r.others)) for r in rows] == [
+        ("bool bias", FINDINGS[3].key, 0),  # the thread's classes come first
+        ("current: kernel.nonpos", KERNEL_OF_0.key, 0),
+        ("current: stride.range", STRIDE_PAST_32_BITS[0].key, 1),
+        ("current: accepts", "over-strict | dim_order.in_out", 0),  # its fix: accept it
+    ]
+    lines = format_campaign(legacy_campaign(findings), ARGS).splitlines()
+    assert lines[1].startswith("4 kernel bugs")
+    stride = next(line for line in lines if "current: stride.range" in line)
+    assert stride.startswith("  missing-check") and stride.endswith(
+        "stride.range (+1 more: overflow)"
+    )
+
+
+@pytest.mark.parametrize(
+    "campaign",
+    [
+        legacy_campaign(STRIDE_PAST_32_BITS, minimised=False),
+        legacy_campaign(STRIDE_PAST_32_BITS, revision="current"),
+    ],
+    ids=["not minimised", "current itself"],
+)
+def test_without_a_minimised_case_of_an_older_revision_no_fix_is_named(campaign):
+    """An unminimised case may be wrong in more ways than its bug's; on ``current`` there
+    is no later revision to name a fix."""
+    rows = bug_rows(campaign)
+    assert [(r.bug, len(r.others)) for r in rows] == [("", 0), ("", 0)]
+    assert "bug" not in format_campaign(campaign, ARGS).splitlines()[2]  # no such column
+
+
+def test_a_report_longer_than_a_screen_folds(monkeypatch):
+    """Past a screen, the rows are cut to its width (the C line kept, the others
+    counted) and a case is shown only under the rows to look at: new, and of no upstream
+    class. The last line says where the rest is."""
+    from convcheck import report as text
+
+    monkeypatch.setattr(text, "SCREEN_LINES", 11)
+    padding = conv(padding=(2**62,))
+    crash = Outcome.crashed("signed-integer-overflow", "output_size checks_legacy.c:160")
+    findings = [
+        finding(
+            "crash",
+            "signed-integer-overflow",
+            "output_sizes.dim*.two_pad",
+            case=padding,
+            native=crash,
+        ),
+        finding("overflow", "output_sizes.dim*.two_pad", case=conv(padding=(2**61,))),
+        *STRIDE_PAST_32_BITS,
+        KERNEL_OF_0,
+    ]
+    campaign = legacy_campaign(findings)
+    campaign.known.add(KERNEL_OF_0.key)
+    lines = format_campaign(campaign, SimpleNamespace(**vars(ARGS), report="r.html")).splitlines()
+    assert lines[1].endswith("the new ones of no upstream class with their minimised case:")
+    rows = [line for line in lines if re.match(r"  [a-z-]+ ", line)][1:]
+    assert len(rows) == 3 and all(len(row) <= text.SCREEN_COLUMNS for row in rows)
+    assert rows[0].endswith("checks_legacy.c:160 output_sizes.dim*.two_pad (+1 more)")
+    cases = [line.strip() for line in lines if line.startswith(" " * 8)]
+    assert cases == [describe_case(STRIDE_PAST_32_BITS[0].case)]  # not the known one's
+    assert lines[-1] == "details: the HTML report (every row whole)"
+    monkeypatch.setattr(text, "SCREEN_LINES", 7)  # no room for any case
+    lines = format_campaign(campaign, ARGS).splitlines()
+    assert lines[1].endswith("each in its corpus file with its minimised case:")
+    assert not any(line.startswith(" " * 8) or "tensors:" in line for line in lines)
 
 
 def test_show_torch_bugs_lists_them_after_the_kernel():
