@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from convcheck import files, known_bugs, model
+from convcheck import corpus, files, known_bugs, model
 from convcheck.case import Case
 from convcheck.findings import Finding, FindingKind
 from convcheck.model import REVISIONS, ModelFinding, ModelRun, predict
@@ -172,12 +174,13 @@ def bug_rows(run) -> list[BugRow]:
     new = {f.key for f in run.new_findings()}
     kinds = list(FindingKind)
     revision = getattr(run.judges, "revision", None)
+    found, minimised = _as_kept(run)
 
     def order(f: Finding):
         return kinds.index(f.kind), f.key
 
     by_bug: dict[str, list[Finding]] = {}
-    for f in sorted(run.found.values(), key=order):
+    for f in sorted(found, key=order):
         by_bug.setdefault(_one_bug(f) or f.key, []).append(f)
     # The bugs that one check of the fixed revision stops are one bug: one fix.
     by_fix: dict[str, tuple[str, list[Finding]]] = {}
@@ -185,23 +188,23 @@ def bug_rows(run) -> list[BugRow]:
         first = members[0]
         name = known_bugs.bug_class(first.signature) if first.about_kernel else None
         fixed = None
-        if name is None and first.about_kernel and first.key in run.minimized:
+        if name is None and first.about_kernel and first.key in minimised:
             fixed = _fixed_by(first.case, revision)
         if fixed is not None:
             name = f"{FIXED_REVISION}: " + (fixed.check if fixed.verdict == REJECT else "accepts")
             label = name if fixed.verdict == REJECT else label
         by_fix.setdefault(label, (name or "", []))[1].extend(members)
     standing = [(name, sorted(members, key=order)) for name, members in by_fix.values()]
-    groups: dict[tuple[bool, Case], list[tuple[str, list[Finding]]]] = {}
+    # Rows of one call side by side, within their block: the thread's classes, the others.
+    groups: dict[tuple[bool, bool, Case], list[tuple[str, list[Finding]]]] = {}
     for name, members in sorted(standing, key=lambda item: item[1][0].key):
-        groups.setdefault((not members[0].about_kernel, members[0].case), []).append(
-            (name, members)
-        )
+        first = members[0]
+        unnamed = known_bugs.bug_class(first.signature) is None
+        groups.setdefault((not first.about_kernel, unnamed, first.case), []).append((name, members))
 
     def place(item):
-        (apart, _), bugs = item
-        first = bugs[0][1][0]
-        return apart, known_bugs.bug_class(first.signature) is None, first.key
+        (apart, unnamed, _), bugs = item
+        return apart, unnamed, bugs[0][1][0].key
 
     def row(name: str, members: list[Finding]) -> BugRow:
         """A bug is new when any of its findings is, found when the first of them was."""
@@ -210,6 +213,22 @@ def bug_rows(run) -> list[BugRow]:
         return BugRow(members[0], is_new, min(times, default=None), tuple(members[1:]), name)
 
     return [row(*bug) for _, bugs in sorted(groups.items(), key=place) for bug in bugs]
+
+
+def _as_kept(run) -> tuple[list[Finding], set[str]]:
+    """The campaign's findings and the keys of the minimised ones, each finding the corpus
+    had already with the corpus's case: that one was minimised before it was kept, the
+    call the campaign met again is as it came (a campaign minimises only what is new)."""
+    found = dict(run.found)
+    minimised = set(run.minimized)
+    again = [key for key in found if key in run.known]
+    if again and run.corpus_dir is not None and run.corpus_dir.is_dir():
+        kept = {k: e.case for e in corpus.load_all(run.corpus_dir, run.torch_dir) for k in e.keys}
+        for key in again:
+            if key in kept:
+                found[key] = dataclasses.replace(found[key], case=kept[key])
+                minimised.add(key)
+    return list(found.values()), minimised
 
 
 # The revision that fixes legacy's checks (the upstream thread's PR).
@@ -270,12 +289,6 @@ def _one_bug(finding: Finding) -> str | None:
 # report"). A longer line counts as the screen lines it wraps to.
 SCREEN_LINES = 50
 SCREEN_COLUMNS = 120
-# What a fold leaves out, from none to every case (``format_table``).
-_FOLDS = (
-    "each with its minimised case:",
-    "the new ones of no upstream class with their minimised case:",
-    "each in its corpus file with its minimised case:",
-)
 
 
 def screen_lines(lines: list[str]) -> int:
@@ -287,11 +300,26 @@ def _to_look_at(row: BugRow) -> bool:
     return row.new and not row.upstream
 
 
-def format_table(rows: list[BugRow], fold: int = 0) -> list[str]:
-    """Aligned columns, one row per bug, its minimised case on the line under it; rows
-    whose cases are equal (one call that shows a bug in several ways) share that line.
-    ``fold`` 1 cuts each row at the screen's width and shows the case under the rows to
-    look at only (``_to_look_at``); 2 shows no case (each is in its corpus file)."""
+@dataclass(frozen=True)
+class Fold:
+    """How much of the table a report shows: whole, or folded to fit a screen."""
+
+    cut: bool  # each row cut at the screen's width (``BugRow.root_cause``)
+    with_case: Callable[[BugRow], bool]  # the rows whose minimised case is shown
+    says: str  # how the count line introduces the table
+
+
+FOLDS = (
+    Fold(False, lambda row: True, "each with its minimised case:"),
+    Fold(True, _to_look_at, "the new ones of no upstream class with their minimised case:"),
+    Fold(True, lambda row: False, "each in its corpus file with its minimised case:"),
+)
+
+
+def format_table(rows: list[BugRow], fold: Fold = FOLDS[0]) -> list[str]:
+    """Aligned columns, one row per bug, its minimised case on the line under it (the
+    rows ``fold`` shows it for), then the legend of a case; rows whose cases are equal
+    (one call that shows a bug in several ways) share that line."""
     head = ("kind", "found", "bug (upstream class, or current's fix)", "C line, root cause")
     cells = [(r.finding.kind.value, r.found, r.bug) for r in rows]
     if not any(r.bug for r in rows):  # neither an upstream class nor a fix to name
@@ -305,7 +333,7 @@ def format_table(rows: list[BugRow], fold: int = 0) -> list[str]:
         return "  " + "".join(c.ljust(w) + "  " for c, w in zip(columns, widths, strict=False))
 
     cells = [
-        (*c, r.root_cause(SCREEN_COLUMNS - len(start(c)) if fold else None))
+        (*c, r.root_cause(SCREEN_COLUMNS - len(start(c)) if fold.cut else None))
         for c, r in zip(cells, rows, strict=True)
     ]
 
@@ -313,15 +341,16 @@ def format_table(rows: list[BugRow], fold: int = 0) -> list[str]:
         return (start(columns) + columns[-1]).rstrip()
 
     lines = [line(head)]
-    look = False
+    shown = False
     for i, (row, columns) in enumerate(zip(rows, cells, strict=True)):
         lines.append(line(columns))
-        look = look or _to_look_at(row)
+        shown = shown or fold.with_case(row)
         following = rows[i + 1].finding.case if i + 1 < len(rows) else None
-        if following != row.finding.case:
-            if fold == 0 or (fold == 1 and look):
-                lines.append(" " * (4 + widths[0]) + describe_case(row.finding.case))
-            look = False
+        if following != row.finding.case and shown:
+            lines.append(" " * (4 + widths[0]) + describe_case(row.finding.case))
+            shown = False
+    if any(fold.with_case(r) for r in rows):
+        lines.append(f"  ({CASE_LEGEND})")
     return lines
 
 
@@ -360,20 +389,19 @@ def format_campaign(run, args) -> str:
     show_torch = getattr(args, "show_torch_bugs", False)
     if show_torch:
         shown += torch
-    for fold, cases in enumerate(_FOLDS):
+    for fold in FOLDS:
         lines = [campaign_summary(run, args)]
         if kernel:
             new = sum(r.new for r in kernel)
             written = ""
             if new and run.corpus_dir is not None:
                 written = f", written to {files.shown(run.corpus_dir)}/"
-            lines.append(f"{len(kernel)} kernel bugs ({new} new{written}), {cases}")
+            says = fold.says if any(fold.with_case(r) for r in kernel) else FOLDS[-1].says
+            lines.append(f"{len(kernel)} kernel bugs ({new} new{written}), {says}")
         else:
             lines.append("no kernel bugs")
         if shown:
             lines += format_table(shown, fold)
-            if fold < len(_FOLDS) - 1:
-                lines.append(f"  ({CASE_LEGEND})")
         if torch and not show_torch:
             lines.append(torch_line(len(torch), torch_folder(run, args)))
         if kernel:

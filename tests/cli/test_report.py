@@ -275,6 +275,20 @@ def test_without_a_minimised_case_of_an_older_revision_no_fix_is_named(campaign)
     assert "bug" not in format_campaign(campaign, ARGS).splitlines()[2]  # no such column
 
 
+def test_a_bug_the_corpus_had_shows_the_corpus_case(tmp_path):
+    """A campaign minimises only what is new: a finding met again is shown, and named, by
+    the minimised case its corpus file keeps, not by the call that met it again."""
+    from convcheck import corpus
+
+    kept = STRIDE_PAST_32_BITS[0]
+    corpus.write(tmp_path, kept, "legacy", None, {})
+    again = finding("missing-check", "stride.range", case=conv(stride=(2**40,), groups=2))
+    campaign = legacy_campaign([again], minimised=False)
+    campaign.corpus_dir, campaign.known = tmp_path, {kept.key}
+    [row] = bug_rows(campaign)
+    assert (row.finding.case, row.bug, row.found) == (kept.case, "current: stride.range", "known")
+
+
 def test_a_report_longer_than_a_screen_folds(monkeypatch):
     """Past a screen, the rows are cut to its width (the C line kept, the others
     counted) and a case is shown only under the rows to look at: new, and of no upstream
