@@ -90,10 +90,10 @@ def _row(row: BugRow) -> str:
     case = " ".join(f"<span>{escape(part)}</span>" for part in describe_case(f.case).split())
     cells = [
         f'<td class="whole">{escape(f.kind.value)}</td>',
-        f"<td><code>{escape(row.cause)}</code></td>",
-        f'<td class="whole"><code>{escape(row.c_line)}</code></td>',
         f'<td class="whole">{escape(row.found)}</td>',
         f"<td>{escape(row.bug)}</td>",
+        f'<td class="whole"><code>{escape(row.c_line)}</code></td>',
+        f"<td><code>{escape(row.cause)}</code></td>",
         f'<td class="case"><code>{case}</code></td>',
         f"<td>{escape(f.explanation)}</td>",
     ]
@@ -102,7 +102,8 @@ def _row(row: BugRow) -> str:
 
 
 def _table(rows: list[BugRow]) -> str:
-    head = ("kind", "root cause", "C line", "found", "bug", "case", "why")
+    head = ("kind", "found", "bug: upstream class, or current's fix", "C line", "root cause")
+    head += ("case", "why")
     return (
         "<table><tr>"
         + "".join(f"<th>{h}</th>" for h in head)
