@@ -190,9 +190,10 @@ def bug_rows(run) -> list[BugRow]:
         fixed = None
         if name is None and first.about_kernel and first.key in minimised:
             fixed = _fixed_by(first.case, revision)
-        if fixed is not None:
-            name = f"{FIXED_REVISION}: " + (fixed.check if fixed.verdict == REJECT else "accepts")
-            label = name if fixed.verdict == REJECT else label
+        if fixed is not None and fixed.verdict == REJECT:
+            label = name = f"{FIXED_REVISION}: {fixed.check}"
+        elif fixed is not None:  # current takes the call: no check of it to group by
+            name = f"{FIXED_REVISION}: accepts"
         by_fix.setdefault(label, (name or "", []))[1].extend(members)
     standing = [(name, sorted(members, key=order)) for name, members in by_fix.values()]
     # Rows of one call side by side, within their block: the thread's classes, the others.
