@@ -434,7 +434,7 @@ _TERMINAL_STYLES = [
     (r"(?m)^  (crash|infidelity|abi-violation|tool-error)\b", "bold red"),
     (r"(?m)^  (missing-check|over-strict|wrong-result|overflow|ordering)\b", "bold yellow"),
     (r"(?m)^ {8,}\S.*$", "cyan"),  # a case line, under its rows
-    (r"(?m)^(torch: .*|  \(tensors: .*)$", "dim"),
+    (r"(?m)^(torch: .*|details: .*|  \(tensors: .*)$", "dim"),
 ]
 
 
