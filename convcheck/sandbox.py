@@ -83,7 +83,7 @@ def python_env() -> dict[str, str]:
 _REPORT_LIMIT = 8192  # characters of a crash's output kept in Crash.report
 _PARSE_LIMIT = 65536  # bytes of a crash's output searched for a sanitizer report
 _START_TIMEOUT = 120.0  # seconds; importing torch under ASan takes a while
-_FORK_TIMEOUT = 10.0  # seconds for the fork server to answer: two forks, on a busy machine
+_FORK_TIMEOUT = 10.0  # seconds for the fork server to answer: a fork, on a busy machine
 # Most requests sent ahead to one worker, so that it never waits for the parent. Fewer
 # when the batch is small: each worker gets its share (slow requests run in parallel).
 _WINDOW = 64
@@ -742,7 +742,8 @@ class _ForkServer(_Child):
 
 
 class _Adopted:
-    """A forked worker: the parent's child by adoption, waited for as a Popen is."""
+    """A forked worker: the parent's child (forked with CLONE_PARENT), waited for as a
+    Popen is."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
@@ -995,21 +996,24 @@ def _crash(returncode: int, output: str) -> Crash:
 
 
 def _name_frames(output: str) -> str:
-    """``output`` with the unnamed frames of the crashing module named, as the sanitizer
-    would name them ("in function file:line").
+    """``output`` with its unnamed frames named, as the sanitizer would name them ("in
+    function file:line").
 
-    gcc's UBSan symbolizes in the worker that crashed, and a fresh worker spends a quarter
-    of a second reading debug information for it; the native judge tells it not to, and
-    the parent names the frames here instead, asking addr2line once per address.
+    A sanitizer symbolizes in the worker that crashed, and a forked worker spends a good
+    part of its crash reading debug information for it, again and again; the native judge
+    tells it not to, and the parent names the frames here instead, asking addr2line once
+    per address.
     """
     frames = list(_UNNAMED_FRAME.finditer(output))
     if not frames or shutil.which("addr2line") is None:
         return output
-    module = frames[0]["module"]  # where the crash is: frame #0's, if it is unnamed
-    wanted = {_frame_address(f) for f in frames if f["module"] == module}
-    unknown = sorted(offset for m, offset in wanted if (m, offset) not in _FRAME_NAMES)
-    if unknown:
-        _FRAME_NAMES.update(_addr2line(module, unknown))
+    unknown: dict[str, list[int]] = {}
+    for frame in frames:
+        module, offset = _frame_address(frame)
+        if (module, offset) not in _FRAME_NAMES:
+            unknown.setdefault(module, []).append(offset)
+    for module, offsets in unknown.items():
+        _FRAME_NAMES.update(_addr2line(module, sorted(set(offsets))))
 
     def named(frame: re.Match) -> str:
         found = _FRAME_NAMES.get(_frame_address(frame))
