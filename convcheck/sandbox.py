@@ -229,10 +229,13 @@ class WorkerPool:
         self._env = _worker_env(spec)
         self._workers: list[_Worker] = []
         self._servers: list[_ForkServer] = []  # the fork server, once started
+        self._spares: list[_Worker] = []  # a worker forked ahead, for the next start
         self._forking = spec.fork_server  # False once it proved unsafe or could not restart
-        # weakref.finalize also registers itself with atexit.
+        # weakref.finalize also registers itself with atexit; they run last first: the
+        # spare's fork is answered before its server stops.
         weakref.finalize(self, _stop_all, self._workers)
         weakref.finalize(self, _stop_all, self._servers)
+        weakref.finalize(self, _stop_all, self._spares)
         self._ever_ready = False  # a worker has started: a later start failure is no set-up error
         self._lock = threading.Lock()  # held by the running batch
         self._batch_thread: int | None = None
@@ -296,6 +299,7 @@ class WorkerPool:
 
     def _reset(self) -> None:
         _stop_all(self._workers)
+        _stop_all(self._spares)
         _stop_all(self._servers)
         self._cancelled = self._close_after_batch = False
         with suppress(BlockingIOError):
@@ -318,12 +322,20 @@ class WorkerPool:
     def _start_worker(self) -> _Worker:
         for server in self._servers:
             try:
-                return _Worker(self._env, b"", server)
+                worker = self._spares.pop() if self._spares else _Worker(self._env, b"", server)
+                worker.adopt()
             except _ForkRefused as refused:
+                _stop_all(self._spares)
                 _stop_all(self._servers)
                 # A server with threads stays unsafe; one that died is started again by
                 # the next batch.
                 self._forking = self._forking and not refused.for_good
+                continue
+            # The next one is forked now, while this one works: a crashed worker's
+            # replacement is then ready at once, and the parent does not wait for a fork.
+            with suppress(_ForkRefused):  # seen by the next start
+                self._spares.append(_Worker(self._env, b"", server, adopt=False))
+            return worker
         return _Worker(self._env, self._start_line(fork_server=False))
 
     def _start_server(self, deadline: float) -> bool:
@@ -547,13 +559,16 @@ class _Batch:
 
 class _Child:
     """A process of the pool's, worker or fork server: its output file, its result pipe,
-    how it is stopped. ``_channel`` is the parent's end of the way requests go to it."""
+    how it is stopped. ``_channel`` is the parent's end of the way requests go to it.
+    ``pending``: the fork server asked to fork it, whose answer (its pid) is not read yet
+    (see ``adopt``)."""
 
     _count = 0
+    pending: _ForkServer | None = None
 
     def _open(self, env: dict[str, str], channel: int, server: _ForkServer | None) -> None:
-        """Start (or, with ``server``, fork) the process; it reads from ``channel``, which
-        is closed here."""
+        """Start the process, or ask ``server`` to fork it; it reads from ``channel``,
+        which is closed here."""
         # The process's stdout and stderr: emptied by a worker before each request.
         self.output = tempfile.TemporaryFile()
         self.result_fd, result_write = os.pipe()
@@ -570,8 +585,8 @@ class _Child:
                     start_new_session=True,  # Ctrl-C at the terminal is the parent's to handle
                 )
             else:
-                self.process = server.fork(channel, result_write, self.output)
-                self.marker = server.marker_of(self.process.pid)
+                server.send_fork(channel, result_write, self.output)
+                self.pending = server
         except BaseException:
             os.close(self.result_fd)
             self.output.close()
@@ -579,8 +594,29 @@ class _Child:
         finally:
             os.close(channel)
             os.close(result_write)
+        if server is None:
+            self._opened()
+
+    def adopt(self) -> None:
+        """Take the process the fork server forked, once it says which (at once if
+        nothing is pending)."""
+        server, self.pending = self.pending, None
+        if server is None:
+            return
+        try:
+            self.process = server.forked()
+        except BaseException:
+            os.close(self.result_fd)
+            self.output.close()
+            self._close_channel()
+            raise
+        self.marker = server.marker_of(self.process.pid)
+        self._opened()
+
+    def _opened(self) -> None:
         os.set_blocking(self.result_fd, False)
         self.exit_fd = os.pidfd_open(self.process.pid)  # readable once the process has exited
+        self.started = time.monotonic()
 
     @staticmethod
     def _new_marker() -> str:
@@ -594,6 +630,10 @@ class _Child:
     def stop(self) -> str:
         """Kill the process and everything it started, reap them; return the end of what
         the process printed."""
+        try:
+            self.adopt()
+        except _ForkRefused:
+            return ""  # the server died before it answered: it forked nothing we know of
         pid = self.process.pid
         killed = set()
         if self.process.returncode is None:
@@ -628,10 +668,15 @@ class _Child:
 class _Worker(_Child):
     """One worker process, the parent's ends of its pipes, and the requests it holds.
 
-    Started with ``start_line``, or forked by ``server`` (then already started)."""
+    Started with ``start_line``, or forked by ``server`` (then already started; with
+    ``adopt`` false, taken as this worker's later, see ``adopt``)."""
 
     def __init__(
-        self, env: dict[str, str], start_line: bytes, server: _ForkServer | None = None
+        self,
+        env: dict[str, str],
+        start_line: bytes,
+        server: _ForkServer | None = None,
+        adopt: bool = True,
     ) -> None:
         self.marker = self._new_marker()
         request_read, self.request_fd = os.pipe()
@@ -641,12 +686,13 @@ class _Worker(_Child):
             os.close(self.request_fd)
             raise
         os.set_blocking(self.request_fd, False)
-        self.started = time.monotonic()
         self.ready = False
         self.held: deque[int] = deque()  # indices of the requests sent, oldest first
         self.since = 0.0  # when the oldest held request started waiting for its result
         self.outgoing = bytearray(b"" if server else start_line)
         self.partial = b""
+        if adopt:
+            self.adopt()
 
     def deadline(self, timeout: float) -> float:
         if not self.ready:
@@ -704,12 +750,16 @@ class _ForkServer(_Child):
     def marker_of(self, pid: int) -> str:
         return f"{self.base}.{pid:010d}"
 
-    def fork(self, request_read: int, result_write: int, output: Any) -> _Adopted:
-        """A new worker reading ``request_read``, writing ``result_write`` and ``output``."""
+    def send_fork(self, request_read: int, result_write: int, output: Any) -> None:
+        """Ask for a new worker reading ``request_read``, writing ``result_write`` and
+        ``output``; ``forked`` reads the answer."""
         try:
             socket.send_fds(self.socket, [b"F"], [request_read, result_write, output.fileno()])
         except OSError:
             raise _ForkRefused(for_good=False) from None
+
+    def forked(self) -> _Adopted:
+        """The worker asked for last: the server answers in order."""
         line = self.read_line(time.monotonic() + _FORK_TIMEOUT)
         if line and line[:1] == b"P":
             return _Adopted(int(line[1:]))
