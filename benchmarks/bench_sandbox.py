@@ -91,21 +91,32 @@ def crash_restarts() -> None:
         _print_cost_rows(f"sanitized legacy kernel, {mode} entry", rows)
     crashing, clean = _legacy_cases("run")
     mixed = _mix(crashing, clean, 1000)
-    from convcheck.native import build
+    from convcheck.native import judge
 
-    given = build.ASAN_OPTIONS
+    given = judge._worker_env
     rows = []
     for options in ASAN_VARIANTS:
-        build.ASAN_OPTIONS = f"{given}:{options}" if options else given
+        judge._worker_env = _asan_options_added(given, options)
         try:
-            rows.append((options or "(as built)", *_crash_cost("run", clean, mixed, True)))
+            rows.append((options or "(as set)", *_crash_cost("run", clean, mixed, True)))
         finally:
-            build.ASAN_OPTIONS = given
+            judge._worker_env = given
     _print_cost_rows("fork server, run entry, added to ASAN_OPTIONS", rows)
 
 
-# Added to the workers' ASAN_OPTIONS (the last value of an option wins).
-ASAN_VARIANTS = ("", "fast_unwind_on_fatal=0", "malloc_context_size=2")
+def _asan_options_added(worker_env, options: str):
+    def added(*args: object) -> dict:
+        env = worker_env(*args)
+        if options:
+            env["ASAN_OPTIONS"] += ":" + options
+        return env
+
+    return added
+
+
+# Added to the workers' ASAN_OPTIONS (the last value of an option wins): ASan's defaults
+# for what the native judge sets.
+ASAN_VARIANTS = ("", "malloc_context_size=30", "symbolize=1:malloc_context_size=30")
 
 
 def _cpu_seconds(judge) -> float:

@@ -190,7 +190,11 @@ def _worker_env(sanitized: bool, fork_server: bool) -> dict[str, str]:
         # its stacks pass through, in every worker: a third of a crash. The sandbox names
         # the frames instead, once per address.
         env["UBSAN_OPTIONS"] += ":symbolize=0"
-        env["ASAN_OPTIONS"] += ":symbolize=0"
+        # The harness's blocks come from ctypes through libffi, which the fast unwinder
+        # cannot walk: an allocation stack goes on past malloc and libffi into garbage,
+        # and a garbage frame sends ASan back to /proc/self/maps for its modules, twice
+        # per report (a quarter of a crash). malloc and the allocating function stay.
+        env["ASAN_OPTIONS"] += ":symbolize=0:malloc_context_size=2"
     return env
 
 
