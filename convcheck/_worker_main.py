@@ -156,12 +156,16 @@ def _fork_forever(control, result_fd: int, handler, parent_pid: int, marker: str
                 os.close(fd)
             _write(result_fd, b"T" + (unsafe or "not three descriptors").encode() + b"\n")
             continue
-        pid = fork()
+        try:
+            pid = fork()
+        except OSError as exc:  # a seccomp filter, say: it will not change
+            fork.hazard = f"clone: {exc.strerror}"
+            pid = None
         if pid == 0:
             _forked_worker(server, result_fd, fds, handler, parent_pid, marker)
         for fd in fds:
             os.close(fd)
-        _write(result_fd, b"P%d\n" % pid)
+        _write(result_fd, b"P%d\n" % pid if pid else b"T" + fork.hazard.encode() + b"\n")
 
 
 class _SiblingFork:

@@ -331,6 +331,21 @@ def test_forked_workers_are_this_processs_children_each_in_a_session_of_its_own(
     assert not running(server.process.pid)
 
 
+def test_a_crashed_worker_is_replaced_by_the_one_forked_ahead():
+    with WorkerPool(FORKED, jobs=1) as pool:
+        [first] = pool.run([{"op": "identity"}])
+        [spare] = pool._spares
+        spare.adopt()
+        crash, after = pool.run([{"op": "segv"}, {"op": "identity"}])
+        assert crash.kind == "SIGSEGV"
+        assert after["pid"] == spare.process.pid != first["pid"]
+        [next_spare] = pool._spares  # and the next one is forked ahead in turn
+        assert next_spare is not spare
+        next_spare.adopt()
+        assert running(next_spare.process.pid)
+    assert not running(next_spare.process.pid)
+
+
 def test_a_server_with_a_thread_refuses_and_the_pool_starts_its_workers():
     spec = dataclasses.replace(FORKED, init="sandbox._handlers:init_thread")
     with WorkerPool(spec, jobs=2) as pool:
