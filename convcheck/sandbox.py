@@ -30,6 +30,7 @@ The worker's side, and the protocol between the two, is ``convcheck/_worker_main
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import os
 import queue
@@ -1055,7 +1056,7 @@ def _name_frames(output: str) -> str:
     per address.
     """
     frames = list(_UNNAMED_FRAME.finditer(output))
-    if not frames or shutil.which("addr2line") is None:
+    if not frames or _addr2line_path() is None:
         return output
     unknown: dict[str, list[int]] = {}
     for frame in frames:
@@ -1077,13 +1078,18 @@ def _frame_address(frame: re.Match) -> tuple[str, int]:
     return frame["module"], int(frame["offset"], 16) - (frame["number"] != "0")
 
 
+@functools.cache
+def _addr2line_path() -> str | None:
+    return shutil.which("addr2line")  # once: PATH's directories cost a stat each, per crash
+
+
 def _addr2line(module: str, offsets: list[int]) -> dict[tuple[str, int], tuple[str, str] | None]:
     """``(function, "file:line")`` of each offset in ``module`` (the innermost inlined
     function), or None where addr2line does not know."""
     names: dict[tuple[str, int], tuple[str, str] | None] = {(module, o): None for o in offsets}
     try:
         done = subprocess.run(
-            ["addr2line", "-a", "-f", "-i", "-C", "-e", module] + [hex(o) for o in offsets],
+            [_addr2line_path(), "-a", "-f", "-i", "-C", "-e", module] + [hex(o) for o in offsets],
             capture_output=True,
             text=True,
             timeout=30,
