@@ -190,14 +190,15 @@ def _print_rows(title: str, rows: list) -> None:
 
 def _print_cost_rows(title: str, rows: list) -> None:
     share = f"{CRASH_SHARE:.0%} crash"
+    width = max(len(row[0]) for row in rows)
     print(f"{title}, 2 jobs, load {os.getloadavg()[0]:.1f}:")
     print(
-        f"  {'':<24} {'no crash/s':>11} {share + '/s':>14} {'ratio':>7}"
+        f"  {'':<{width}} {'no crash/s':>11} {share + '/s':>14} {'ratio':>7}"
         f" {'wall ms/crash':>14} {'CPU ms/crash':>13}"
     )
     for label, clean, mixed, wall_ms, cpu_ms in rows:
         print(
-            f"  {label:<24} {clean:>11,.0f} {mixed:>14,.0f} {mixed / clean:>7.3f}"
+            f"  {label:<{width}} {clean:>11,.0f} {mixed:>14,.0f} {mixed / clean:>7.3f}"
             f" {wall_ms:>14.1f} {cpu_ms:>13.1f}"
         )
     print(f"  {rows[-1][0]} / {rows[0][0]}, {share}: {rows[-1][2] / rows[0][2]:.2f}x")
