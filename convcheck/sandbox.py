@@ -19,9 +19,10 @@ Crash. Only a pool whose very first worker cannot start raises.
 
 With ``WorkerSpec.fork_server``, the workers are forked by a fork server: one process
 that has started once (the sanitizer runtime, the handler's module, ``init``) and forks
-a fresh worker in about a millisecond, so a crash no longer costs a start. A forked
-worker is the parent's own child, with its own session, marker, timeout and memory
-limit, exactly like a started one. When forking is not safe (the server has grown a
+a fresh worker in milliseconds, so a crash no longer costs a start. It forks one worker
+ahead, so a crashed worker's replacement is ready and the parent waits for no fork. A
+forked worker is the parent's own child, with its own session, marker, timeout and
+memory limit, exactly like a started one. When forking is not safe (the server has grown a
 thread) or the server cannot start again, the pool falls back to starting workers.
 
 The worker's side, and the protocol between the two, is ``convcheck/_worker_main.py``.
