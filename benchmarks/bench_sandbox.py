@@ -7,12 +7,18 @@ Run: ``python benchmarks/bench_sandbox.py``. Prints:
 2. crash restarts: requests/s when 30% of them crash the worker (SIGSEGV), for workers
    started afresh after each crash and for workers forked by the fork server, beside the
    rate without crashes; then the same with the sanitized legacy kernel (NativeJudge),
-   whose crashes are sanitizer reports, on a mix of generated cases 30% of which crash.
+   whose crashes are sanitizer reports, on a mix of generated cases 30% of which crash:
+   the check entry (UBSan reports) and the run entry (mostly ASan heap-buffer-overflow
+   reports). For those, also the cost of one crash: wall ms, and CPU ms of every process
+   (parent, workers, fork server) beyond what as many clean cases cost; then the fork
+   server under ASAN_OPTIONS variants.
 
-The machine may be shared: compare the columns of one run, not runs.
+The machine may be shared: compare the columns of one run, not runs; the CPU columns are
+the ones that a loaded machine disturbs least (``uptime`` is printed).
 """
 
 import dataclasses
+import os
 import sys
 import time
 from pathlib import Path
@@ -75,30 +81,91 @@ def crash_restarts() -> None:
         with WorkerPool(dataclasses.replace(spec, fork_server=fork_server), jobs=2) as pool:
             rows.append((label, requests_per_second(pool, clean), requests_per_second(pool, mixed)))
     _print_rows("Python handler, SIGSEGV", rows)
-    rows = []
-    crashing, clean = _legacy_cases()
+    for mode in ("check", "run"):
+        crashing, clean = _legacy_cases(mode)
+        mixed = _mix(crashing, clean, 1000)
+        rows = [
+            (label, *_crash_cost(mode, clean, mixed, fork_server=fork_server))
+            for label, fork_server in (("started", False), ("fork server", True))
+        ]
+        _print_cost_rows(f"sanitized legacy kernel, {mode} entry", rows)
+    crashing, clean = _legacy_cases("run")
     mixed = _mix(crashing, clean, 1000)
+    from convcheck.native import judge
+
+    given = judge._worker_env
+    rows = []
+    for options in ASAN_VARIANTS:
+        judge._worker_env = _asan_options_added(given, options)
+        try:
+            rows.append((options or "(as set)", *_crash_cost("run", clean, mixed, True)))
+        finally:
+            judge._worker_env = given
+    _print_cost_rows("fork server, run entry, added to ASAN_OPTIONS", rows)
+
+
+def _asan_options_added(worker_env, options: str):
+    def added(*args: object) -> dict:
+        env = worker_env(*args)
+        if options:
+            env["ASAN_OPTIONS"] += ":" + options
+        return env
+
+    return added
+
+
+# Added to the workers' ASAN_OPTIONS (the last value of an option wins): ASan's defaults
+# for what the native judge sets.
+ASAN_VARIANTS = ("", "malloc_context_size=30", "symbolize=1:malloc_context_size=30")
+
+
+def _cpu_seconds(judge) -> float:
+    """CPU time so far of this process, its reaped children (the workers) and the fork
+    server, if one is up."""
+    times = os.times()
+    total = times.user + times.system + times.children_user + times.children_system
+    for server in judge._pool._servers:
+        with open(f"/proc/{server.process.pid}/stat") as stat:
+            fields = stat.read().rpartition(")")[2].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def _crash_cost(mode: str, clean: list, mixed: list, fork_server: bool) -> tuple:
+    """Cases/s on ``clean`` and on ``mixed``; ms of wall and of CPU per crash beyond a clean
+    case's."""
     from convcheck.native import NativeJudge
 
-    for label, fork_server in (("started", False), ("fork server", True)):
-        with NativeJudge("legacy", jobs=2, fork_server=fork_server) as judge:
-            judge.check(clean[:2])
-            rows.append((label, _judge_rate(judge, clean), _judge_rate(judge, mixed)))
-    _print_rows("sanitized legacy kernel, check entry", rows)
+    with NativeJudge("legacy", jobs=2, fork_server=fork_server) as judge:
+        judge.check(clean[:2])
+        clean_rate, clean_cpu, _ = _judge_rate(judge, clean, mode)
+        mixed_rate, mixed_cpu, crashes = _judge_rate(judge, mixed, mode)
+    done = crashes / CRASH_SHARE
+    wall_ms = (1 / mixed_rate - 1 / clean_rate) * done / crashes * 1000
+    cpu_ms = (mixed_cpu - clean_cpu) * done / crashes * 1000
+    return clean_rate, mixed_rate, wall_ms, cpu_ms
 
 
-def _judge_rate(judge, cases: list) -> float:
-    done, start = 0, time.perf_counter()
+def _judge_rate(judge, cases: list, mode: str = "check") -> tuple[float, float, int]:
+    """Cases/s, CPU seconds per case and the number of crashes, over SECONDS * 3."""
+    judge_cases = judge.check if mode == "check" else judge.run
+    judge_cases(cases[:2])
+    done = crashes = 0
+    cpu, start = _cpu_seconds(judge), time.perf_counter()
     while time.perf_counter() - start < SECONDS * 3:
         for at in range(0, len(cases), 100):
-            done += len(judge.check(cases[at : at + 100]))
+            outcomes = judge_cases(cases[at : at + 100])
+            done += len(outcomes)
+            crashes += sum(outcome.verdict == "crash" for outcome in outcomes)
             if time.perf_counter() - start > SECONDS * 3:
                 break
-    return done / (time.perf_counter() - start)
+    seconds = time.perf_counter() - start
+    return done / seconds, (_cpu_seconds(judge) - cpu) / done, crashes
 
 
-def _legacy_cases() -> tuple[list, list]:
-    """Generated cases on which the legacy kernel crashes (the model says so), and not."""
+def _legacy_cases(mode: str = "check") -> tuple[list, list]:
+    """Generated cases on which the legacy kernel's ``mode`` entry crashes (the model says
+    so), and not."""
     from convcheck import model
     from convcheck.generate import RandomSource, build_case
 
@@ -106,7 +173,7 @@ def _legacy_cases() -> tuple[list, list]:
     crashing, clean = [], []
     while len(crashing) < 100 or len(clean) < 1000:
         case = build_case(src, small=True)
-        verdict = model.predict(model.run(case, "legacy"), with_loops=False).verdict
+        verdict = model.predict(model.run(case, "legacy"), with_loops=mode == "run").verdict
         (crashing if verdict == "crash" else clean).append(case)
     return crashing[:100], clean[:1000]
 
@@ -119,6 +186,22 @@ def _print_rows(title: str, rows: list) -> None:
         print(f"  {label:<12} {clean:>11,.0f} {mixed:>14,.0f} {mixed / clean:>7.3f}")
     (_, _, started), (_, _, forked) = rows
     print(f"  fork server / started, {share}: {forked / started:.1f}x")
+
+
+def _print_cost_rows(title: str, rows: list) -> None:
+    share = f"{CRASH_SHARE:.0%} crash"
+    width = max(len(row[0]) for row in rows)
+    print(f"{title}, 2 jobs, load {os.getloadavg()[0]:.1f}:")
+    print(
+        f"  {'':<{width}} {'no crash/s':>11} {share + '/s':>14} {'ratio':>7}"
+        f" {'wall ms/crash':>14} {'CPU ms/crash':>13}"
+    )
+    for label, clean, mixed, wall_ms, cpu_ms in rows:
+        print(
+            f"  {label:<{width}} {clean:>11,.0f} {mixed:>14,.0f} {mixed / clean:>7.3f}"
+            f" {wall_ms:>14.1f} {cpu_ms:>13.1f}"
+        )
+    print(f"  {rows[-1][0]} / {rows[0][0]}, {share}: {rows[-1][2] / rows[0][2]:.2f}x")
 
 
 def main() -> None:

@@ -24,11 +24,11 @@ A fork server (``fork_server`` true; ``marker`` names the environment variable t
 a worker's descendants apart) serves no requests: its request fd is a Unix socket
 on which each message carries three descriptors (a new worker's request pipe, result
 pipe and output file). For each, it forks a worker that already has the handler's module
-and the library loaded, so a crash costs a fork, not a start. The worker is forked twice
-so that it becomes the parent's own child (the parent is a child subreaper): the parent
-reaps it, kills it and sees its exit status as it does for a started one. The server
-answers on its result pipe ``P<pid>``, or ``T<reason>`` when forking is not safe (see
-``_fork_hazard``); the parent then starts workers instead.
+and the library loaded, so a crash costs a fork, not a start. The worker is forked with
+CLONE_PARENT, so that it is the parent's own child, not the server's: the parent reaps it,
+kills it and sees its exit status as it does for a started one. The server answers on its
+result pipe ``P<pid>``, or ``T<reason>`` when forking is not safe (see ``_fork_hazard``);
+the parent then starts workers instead.
 """
 
 import os
@@ -40,9 +40,11 @@ import sys
 if os.path.realpath(sys.path[0]) == os.path.dirname(os.path.realpath(__file__)):
     sys.path.pop(0)
 
+import contextlib
 import ctypes
 import faulthandler
 import fcntl
+import gc
 import importlib
 import json
 import resource
@@ -86,8 +88,21 @@ def main() -> None:
         _serve(handler, requests, result_fd)
 
 
+def _libc():
+    """The C library, opened once: a forked worker must not call dlopen, which makes ASan
+    forget the modules it knows (and read them again, for its report, in every worker)."""
+    global _LIBC
+    if _LIBC is None:
+        _LIBC = ctypes.CDLL(None, use_errno=True)
+        _LIBC.getenv.restype = ctypes.c_void_p
+    return _LIBC
+
+
+_LIBC = None
+
+
 def _die_with_parent(parent_pid: int) -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
+    libc = _libc()
     if libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
     # The parent may have died before prctl took effect.
@@ -125,7 +140,9 @@ def _fork_forever(control, result_fd: int, handler, parent_pid: int, marker: str
 
     server = socket.socket(fileno=os.dup(control.fileno()))
     control.close()
-    _warm_symbolizers()
+    fork = _SiblingFork()
+    _shrink()
+    _warm_symbolizers()  # last: a dlopen (ctypes.CDLL) would undo it
     while True:
         try:
             message, fds, _, _ = socket.recv_fds(server, 16, 3)
@@ -133,35 +150,78 @@ def _fork_forever(control, result_fd: int, handler, parent_pid: int, marker: str
             message, fds = b"", []
         if not message:  # the parent closed the socket: the pool is done with us
             os._exit(0)
-        unsafe = _fork_hazard()
+        unsafe = _fork_hazard() or fork.hazard
         if unsafe or len(fds) != 3:
             for fd in fds:
                 os.close(fd)
             _write(result_fd, b"T" + (unsafe or "not three descriptors").encode() + b"\n")
             continue
-        pid_read, pid_write = os.pipe()
-        if os.fork() == 0:
-            # The go-between: forks the worker and exits, so that the worker is orphaned
-            # to the parent (the subreaper), not to this server.
-            try:
-                os.close(pid_read)
-                go_between = os.getpid()
-                worker = os.fork()
-                if worker == 0:
-                    os.close(pid_write)
-                    _forked_worker(
-                        server, result_fd, fds, handler, (go_between, parent_pid), marker
-                    )
-                os.write(pid_write, b"%d" % worker)
-            finally:
-                os._exit(0)
-        os.close(pid_write)
+        try:
+            pid = fork()
+        except OSError as exc:  # a seccomp filter, say: it will not change
+            fork.hazard = f"clone: {exc.strerror}"
+            pid = None
+        if pid == 0:
+            _forked_worker(server, result_fd, fds, handler, parent_pid, marker)
         for fd in fds:
             os.close(fd)
-        os.wait()  # the go-between: once it is reaped, the parent has adopted the worker
-        pid = os.read(pid_read, 32)
-        os.close(pid_read)
-        _write(result_fd, b"P" + pid + b"\n")
+        _write(result_fd, b"P%d\n" % pid if pid else b"T" + fork.hazard.encode() + b"\n")
+
+
+class _SiblingFork:
+    """``os.fork`` with CLONE_PARENT: the child is this process's sibling, the parent's
+    own child, in one fork.
+
+    Forking twice (a go-between that forks the worker and exits, orphaning it to the
+    parent, a subreaper) copies this process twice: under ASan, with its page tables
+    spread over the shadow and the allocator's regions, that was most of a crash's cost.
+    glibc's fork() takes no flags, so this is the clone system call with what fork() and
+    ``os.fork`` do around it: the interpreter's before and after hooks, and the child's
+    thread id in its thread descriptor (CLONE_CHILD_SETTID), which glibc's locks read.
+    ``hazard`` says why it cannot be done here, or is "".
+    """
+
+    _CLONE_PARENT = 0x00008000
+    _CLONE_CHILD_SETTID = 0x01000000
+    # The child's thread id goes in both the fourth and the fifth argument: architectures
+    # differ on which is child_tid, and the other (tls) is read only with CLONE_SETTLS.
+    _SYS_CLONE = {"x86_64": 56, "aarch64": 220, "riscv64": 220, "ppc64le": 120}
+    _SCAN_BYTES = 2048  # of the thread descriptor, where glibc and musl keep the thread id
+
+    def __init__(self) -> None:
+        import threading
+
+        self.api = ctypes.PyDLL(None, use_errno=True)  # called holding the GIL, as os.fork is
+        self.number = self._SYS_CLONE.get(os.uname().machine)
+        self.api.pthread_self.restype = ctypes.c_void_p
+        me, tid = self.api.pthread_self(), threading.get_native_id()
+        found = [
+            me + at
+            for at in range(0, self._SCAN_BYTES, 4)
+            if ctypes.c_int.from_address(me + at).value == tid
+        ]
+        if self.number is None:
+            self.hazard = f"no clone system call known for {os.uname().machine}"
+        elif len(found) != 1:
+            self.hazard = "the thread id is not found in the thread descriptor"
+        else:
+            self.hazard = ""
+        self.tid_address = found[0] if found else None
+        self.api.syscall.restype = ctypes.c_long
+        self.api.syscall.argtypes = [ctypes.c_long] + [ctypes.c_void_p] * 5
+
+    def __call__(self) -> int:
+        flags = self._CLONE_PARENT | self._CLONE_CHILD_SETTID | signal.SIGCHLD
+        tid = ctypes.c_void_p(self.tid_address)
+        ctypes.pythonapi.PyOS_BeforeFork()
+        pid = self.api.syscall(self.number, flags, None, None, tid, tid)
+        if pid == 0:
+            ctypes.pythonapi.PyOS_AfterFork_Child()
+            return 0
+        ctypes.pythonapi.PyOS_AfterFork_Parent()
+        if pid < 0:
+            raise OSError(ctypes.get_errno(), "clone(CLONE_PARENT) failed")
+        return pid
 
 
 def _fork_hazard() -> str:
@@ -178,34 +238,63 @@ def _fork_hazard() -> str:
 
 
 def _warm_symbolizers() -> None:
-    """Have the ASan runtime, if loaded, read this process's modules and their debug
-    information now: each forked worker inherits that, where it would otherwise spend
-    most of a crash (a quarter of a second) reading it again for its report's stack. (A
-    runtime that symbolizes with a helper process would leave it a child of the server:
-    the server then refuses to fork, see ``_fork_forever``.)"""
-    with open("/proc/self/maps") as maps:
-        paths = {line.split()[-1] for line in maps if "/" in line}
-    for path in sorted(paths):
-        if not os.path.basename(path).startswith(_SANITIZER_RUNTIMES):
-            continue
-        try:
-            symbolize = ctypes.CDLL(path, mode=os.RTLD_NOLOAD).__sanitizer_symbolize_pc
-        except (OSError, AttributeError):
-            continue
+    """Have the sanitizer runtimes loaded read this process's modules (and ASan's, their
+    debug information) now: each forked worker inherits that, where it would otherwise
+    spend most of a crash (a quarter of a second) reading them again for its report's
+    stack. (A runtime that symbolizes with a helper process would leave it a child of the
+    server: the server then refuses to fork, see ``_fork_forever``.)"""
+    runtimes = _SANITIZER_RUNTIMES
+    if _option("UBSAN_OPTIONS", "symbolize") == "0":
+        # Without names, gcc's UBSan only maps addresses to modules: warmed, its first
+        # report in a worker no longer sets up its allocator and reads /proc/self/maps.
+        runtimes += ("libubsan",)
+    functions = []
+    for path in _loaded(runtimes):  # all opened first: each dlopen undoes what came before
+        with contextlib.suppress(OSError, AttributeError):
+            functions.append(ctypes.CDLL(path, mode=os.RTLD_NOLOAD).__sanitizer_symbolize_pc)
+    for symbolize in functions:
         symbolize.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
         symbolize.restype = None
         answer = ctypes.create_string_buffer(256)
         symbolize(ctypes.cast(symbolize, ctypes.c_void_p), b"%p %F %L", answer, len(answer))
 
 
-def _forked_worker(server, server_result_fd: int, fds, handler, parents, marker: str):
-    """A worker forked by the server: set up as a started one would be, serve, exit.
+def _loaded(prefixes: tuple[str, ...]) -> list[str]:
+    """The paths of the loaded modules whose file names start with one of ``prefixes``."""
+    with open("/proc/self/maps") as maps:
+        paths = {line.split()[-1] for line in maps if "/" in line}
+    return sorted(path for path in paths if os.path.basename(path).startswith(prefixes))
 
-    ``parents``: the go-between's pid, then the parent's, who adopts this process once the
-    go-between has exited."""
+
+def _option(variable: str, name: str) -> str | None:
+    """The value a sanitizer reads for option ``name`` from ``variable`` (the last one)."""
+    value = None
+    for option in os.environ.get(variable, "").replace(",", ":").split(":"):
+        key, _, given = option.strip().partition("=")
+        if key == name:
+            value = given
+    return value
+
+
+def _shrink() -> None:
+    """Make this process cheaper to fork, once it will not grow any more.
+
+    Forking copies the page tables of the memory a process has written, and each worker
+    copies again the pages it writes: under ASan, the quarantine holds every block the
+    imports freed (up to 256 MB, dirty), and the garbage collector would write to every
+    object it visits in each worker. ASan's purge empties the quarantine into its
+    allocator and returns the free pages; gc.freeze leaves the objects there to stay."""
+    gc.collect()
+    gc.freeze()
+    for path in _loaded(("libasan", "libclang_rt.asan")):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(path, mode=os.RTLD_NOLOAD).__sanitizer_purge_allocator()
+
+
+def _forked_worker(server, server_result_fd: int, fds, handler, parent_pid, marker: str):
+    """A worker forked by the server: set up as a started one would be, serve, exit."""
     status = 1
     try:
-        go_between, parent_pid = parents
         os.setsid()
         server.close()
         os.close(server_result_fd)
@@ -215,8 +304,6 @@ def _forked_worker(server, server_result_fd: int, fds, handler, parents, marker:
         os.close(output_fd)
         request_fd, result_fd = private_fd(request_fd), private_fd(result_fd)
         _rename_marker(marker, f"{os.getpid():010d}")
-        while os.getppid() == go_between:
-            os.sched_yield()
         _die_with_parent(parent_pid)
         _write(result_fd, b"S\n")
         _serve(handler, os.fdopen(request_fd, "rb"), result_fd)
@@ -236,9 +323,7 @@ def _rename_marker(name: str, suffix: str) -> None:
     shows the environment block the process was exec'd with: a forked worker shares the
     server's, so it overwrites the suffix there with one of the same length.
     """
-    libc = ctypes.CDLL(None)
-    libc.getenv.restype = ctypes.c_void_p
-    address = libc.getenv(name.encode())
+    address = _libc().getenv(name.encode())
     value = ctypes.string_at(address)
     base, _, old = value.rpartition(b".")
     assert len(old) == len(suffix), (value, suffix)

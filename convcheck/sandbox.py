@@ -19,9 +19,10 @@ Crash. Only a pool whose very first worker cannot start raises.
 
 With ``WorkerSpec.fork_server``, the workers are forked by a fork server: one process
 that has started once (the sanitizer runtime, the handler's module, ``init``) and forks
-a fresh worker in about a millisecond, so a crash no longer costs a start. A forked
-worker is the parent's own child, with its own session, marker, timeout and memory
-limit, exactly like a started one. When forking is not safe (the server has grown a
+a fresh worker in milliseconds, so a crash no longer costs a start. It forks one worker
+ahead, so a crashed worker's replacement is ready and the parent waits for no fork. A
+forked worker is the parent's own child, with its own session, marker, timeout and
+memory limit, exactly like a started one. When forking is not safe (the server has grown a
 thread) or the server cannot start again, the pool falls back to starting workers.
 
 The worker's side, and the protocol between the two, is ``convcheck/_worker_main.py``.
@@ -30,6 +31,7 @@ The worker's side, and the protocol between the two, is ``convcheck/_worker_main
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import os
 import queue
@@ -83,7 +85,7 @@ def python_env() -> dict[str, str]:
 _REPORT_LIMIT = 8192  # characters of a crash's output kept in Crash.report
 _PARSE_LIMIT = 65536  # bytes of a crash's output searched for a sanitizer report
 _START_TIMEOUT = 120.0  # seconds; importing torch under ASan takes a while
-_FORK_TIMEOUT = 10.0  # seconds for the fork server to answer: two forks, on a busy machine
+_FORK_TIMEOUT = 10.0  # seconds for the fork server to answer: a fork, on a busy machine
 # Most requests sent ahead to one worker, so that it never waits for the parent. Fewer
 # when the batch is small: each worker gets its share (slow requests run in parallel).
 _WINDOW = 64
@@ -229,10 +231,13 @@ class WorkerPool:
         self._env = _worker_env(spec)
         self._workers: list[_Worker] = []
         self._servers: list[_ForkServer] = []  # the fork server, once started
+        self._spares: list[_Worker] = []  # a worker forked ahead, for the next start
         self._forking = spec.fork_server  # False once it proved unsafe or could not restart
-        # weakref.finalize also registers itself with atexit.
+        # weakref.finalize also registers itself with atexit; they run last first: the
+        # spare's fork is answered before its server stops.
         weakref.finalize(self, _stop_all, self._workers)
         weakref.finalize(self, _stop_all, self._servers)
+        weakref.finalize(self, _stop_all, self._spares)
         self._ever_ready = False  # a worker has started: a later start failure is no set-up error
         self._lock = threading.Lock()  # held by the running batch
         self._batch_thread: int | None = None
@@ -296,6 +301,7 @@ class WorkerPool:
 
     def _reset(self) -> None:
         _stop_all(self._workers)
+        _stop_all(self._spares)
         _stop_all(self._servers)
         self._cancelled = self._close_after_batch = False
         with suppress(BlockingIOError):
@@ -318,12 +324,20 @@ class WorkerPool:
     def _start_worker(self) -> _Worker:
         for server in self._servers:
             try:
-                return _Worker(self._env, b"", server)
+                worker = self._spares.pop() if self._spares else _Worker(self._env, b"", server)
+                worker.adopt()
             except _ForkRefused as refused:
+                _stop_all(self._spares)
                 _stop_all(self._servers)
                 # A server with threads stays unsafe; one that died is started again by
                 # the next batch.
                 self._forking = self._forking and not refused.for_good
+                continue
+            # The next one is forked now, while this one works: a crashed worker's
+            # replacement is then ready at once, and the parent does not wait for a fork.
+            with suppress(_ForkRefused):  # seen by the next start
+                self._spares.append(_Worker(self._env, b"", server, adopt=False))
+            return worker
         return _Worker(self._env, self._start_line(fork_server=False))
 
     def _start_server(self, deadline: float) -> bool:
@@ -547,13 +561,16 @@ class _Batch:
 
 class _Child:
     """A process of the pool's, worker or fork server: its output file, its result pipe,
-    how it is stopped. ``_channel`` is the parent's end of the way requests go to it."""
+    how it is stopped. ``_channel`` is the parent's end of the way requests go to it.
+    ``pending``: the fork server asked to fork it, whose answer (its pid) is not read yet
+    (see ``adopt``)."""
 
     _count = 0
+    pending: _ForkServer | None = None
 
     def _open(self, env: dict[str, str], channel: int, server: _ForkServer | None) -> None:
-        """Start (or, with ``server``, fork) the process; it reads from ``channel``, which
-        is closed here."""
+        """Start the process, or ask ``server`` to fork it; it reads from ``channel``,
+        which is closed here."""
         # The process's stdout and stderr: emptied by a worker before each request.
         self.output = tempfile.TemporaryFile()
         self.result_fd, result_write = os.pipe()
@@ -570,8 +587,8 @@ class _Child:
                     start_new_session=True,  # Ctrl-C at the terminal is the parent's to handle
                 )
             else:
-                self.process = server.fork(channel, result_write, self.output)
-                self.marker = server.marker_of(self.process.pid)
+                server.send_fork(channel, result_write, self.output)
+                self.pending = server
         except BaseException:
             os.close(self.result_fd)
             self.output.close()
@@ -579,8 +596,29 @@ class _Child:
         finally:
             os.close(channel)
             os.close(result_write)
+        if server is None:
+            self._opened()
+
+    def adopt(self) -> None:
+        """Take the process the fork server forked, once it says which (at once if
+        nothing is pending)."""
+        server, self.pending = self.pending, None
+        if server is None:
+            return
+        try:
+            self.process = server.forked()
+        except BaseException:
+            os.close(self.result_fd)
+            self.output.close()
+            self._close_channel()
+            raise
+        self.marker = server.marker_of(self.process.pid)
+        self._opened()
+
+    def _opened(self) -> None:
         os.set_blocking(self.result_fd, False)
         self.exit_fd = os.pidfd_open(self.process.pid)  # readable once the process has exited
+        self.started = time.monotonic()
 
     @staticmethod
     def _new_marker() -> str:
@@ -594,6 +632,10 @@ class _Child:
     def stop(self) -> str:
         """Kill the process and everything it started, reap them; return the end of what
         the process printed."""
+        try:
+            self.adopt()
+        except _ForkRefused:
+            return ""  # the server died before it answered: it forked nothing we know of
         pid = self.process.pid
         killed = set()
         if self.process.returncode is None:
@@ -628,10 +670,15 @@ class _Child:
 class _Worker(_Child):
     """One worker process, the parent's ends of its pipes, and the requests it holds.
 
-    Started with ``start_line``, or forked by ``server`` (then already started)."""
+    Started with ``start_line``, or forked by ``server`` (then already started; with
+    ``adopt`` false, taken as this worker's later, see ``adopt``)."""
 
     def __init__(
-        self, env: dict[str, str], start_line: bytes, server: _ForkServer | None = None
+        self,
+        env: dict[str, str],
+        start_line: bytes,
+        server: _ForkServer | None = None,
+        adopt: bool = True,
     ) -> None:
         self.marker = self._new_marker()
         request_read, self.request_fd = os.pipe()
@@ -641,12 +688,13 @@ class _Worker(_Child):
             os.close(self.request_fd)
             raise
         os.set_blocking(self.request_fd, False)
-        self.started = time.monotonic()
         self.ready = False
         self.held: deque[int] = deque()  # indices of the requests sent, oldest first
         self.since = 0.0  # when the oldest held request started waiting for its result
         self.outgoing = bytearray(b"" if server else start_line)
         self.partial = b""
+        if adopt:
+            self.adopt()
 
     def deadline(self, timeout: float) -> float:
         if not self.ready:
@@ -704,12 +752,16 @@ class _ForkServer(_Child):
     def marker_of(self, pid: int) -> str:
         return f"{self.base}.{pid:010d}"
 
-    def fork(self, request_read: int, result_write: int, output: Any) -> _Adopted:
-        """A new worker reading ``request_read``, writing ``result_write`` and ``output``."""
+    def send_fork(self, request_read: int, result_write: int, output: Any) -> None:
+        """Ask for a new worker reading ``request_read``, writing ``result_write`` and
+        ``output``; ``forked`` reads the answer."""
         try:
             socket.send_fds(self.socket, [b"F"], [request_read, result_write, output.fileno()])
         except OSError:
             raise _ForkRefused(for_good=False) from None
+
+    def forked(self) -> _Adopted:
+        """The worker asked for last: the server answers in order."""
         line = self.read_line(time.monotonic() + _FORK_TIMEOUT)
         if line and line[:1] == b"P":
             return _Adopted(int(line[1:]))
@@ -742,7 +794,8 @@ class _ForkServer(_Child):
 
 
 class _Adopted:
-    """A forked worker: the parent's child by adoption, waited for as a Popen is."""
+    """A forked worker: the parent's child (forked with CLONE_PARENT), waited for as a
+    Popen is."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
@@ -995,21 +1048,24 @@ def _crash(returncode: int, output: str) -> Crash:
 
 
 def _name_frames(output: str) -> str:
-    """``output`` with the unnamed frames of the crashing module named, as the sanitizer
-    would name them ("in function file:line").
+    """``output`` with its unnamed frames named, as the sanitizer would name them ("in
+    function file:line").
 
-    gcc's UBSan symbolizes in the worker that crashed, and a fresh worker spends a quarter
-    of a second reading debug information for it; the native judge tells it not to, and
-    the parent names the frames here instead, asking addr2line once per address.
+    A sanitizer symbolizes in the worker that crashed, and a forked worker spends a good
+    part of its crash reading debug information for it, again and again; the native judge
+    tells it not to, and the parent names the frames here instead, asking addr2line once
+    per address.
     """
     frames = list(_UNNAMED_FRAME.finditer(output))
-    if not frames or shutil.which("addr2line") is None:
+    if not frames or _addr2line_path() is None:
         return output
-    module = frames[0]["module"]  # where the crash is: frame #0's, if it is unnamed
-    wanted = {_frame_address(f) for f in frames if f["module"] == module}
-    unknown = sorted(offset for m, offset in wanted if (m, offset) not in _FRAME_NAMES)
-    if unknown:
-        _FRAME_NAMES.update(_addr2line(module, unknown))
+    unknown: dict[str, list[int]] = {}
+    for frame in frames:
+        module, offset = _frame_address(frame)
+        if (module, offset) not in _FRAME_NAMES:
+            unknown.setdefault(module, []).append(offset)
+    for module, offsets in unknown.items():
+        _FRAME_NAMES.update(_addr2line(module, sorted(set(offsets))))
 
     def named(frame: re.Match) -> str:
         found = _FRAME_NAMES.get(_frame_address(frame))
@@ -1023,13 +1079,18 @@ def _frame_address(frame: re.Match) -> tuple[str, int]:
     return frame["module"], int(frame["offset"], 16) - (frame["number"] != "0")
 
 
+@functools.cache
+def _addr2line_path() -> str | None:
+    return shutil.which("addr2line")  # once: PATH's directories cost a stat each, per crash
+
+
 def _addr2line(module: str, offsets: list[int]) -> dict[tuple[str, int], tuple[str, str] | None]:
     """``(function, "file:line")`` of each offset in ``module`` (the innermost inlined
     function), or None where addr2line does not know."""
     names: dict[tuple[str, int], tuple[str, str] | None] = {(module, o): None for o in offsets}
     try:
         done = subprocess.run(
-            ["addr2line", "-a", "-f", "-i", "-C", "-e", module] + [hex(o) for o in offsets],
+            [_addr2line_path(), "-a", "-f", "-i", "-C", "-e", module] + [hex(o) for o in offsets],
             capture_output=True,
             text=True,
             timeout=30,

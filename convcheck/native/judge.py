@@ -186,8 +186,15 @@ def _worker_env(sanitized: bool, fork_server: bool) -> dict[str, str]:
     if fork_server and os.path.basename(env.get("LD_PRELOAD", "")).startswith("libasan"):
         # gcc's UBSan has a symbolizer of its own, which a fork server cannot warm: each
         # worker would spend a quarter of a second of its crash on reading debug
-        # information. The sandbox names the crashing module's frames instead.
+        # information. ASan's, warmed, still reads the debug information of each unit
+        # its stacks pass through, in every worker: a third of a crash. The sandbox names
+        # the frames instead, once per address.
         env["UBSAN_OPTIONS"] += ":symbolize=0"
+        # The harness's blocks come from ctypes through libffi, which the fast unwinder
+        # cannot walk: an allocation stack goes on past malloc and libffi into garbage,
+        # and a garbage frame sends ASan back to /proc/self/maps for its modules, twice
+        # per report (a quarter of a crash). malloc and the allocating function stay.
+        env["ASAN_OPTIONS"] += ":symbolize=0:malloc_context_size=2"
     return env
 
 

@@ -152,8 +152,8 @@ def test_a_pool_survives_a_thousand_crashes_and_leaves_no_process(spec):
         results = pool.run([{"op": "segv"}] * 1000 + [{"op": "pid"}])
         assert all(isinstance(r, Crash) and r.kind == "SIGSEGV" for r in results[:-1])
         # Crashed workers were reaped as the batch went: at most `jobs` left, all alive
-        # (and the fork server).
-        assert len(_leftovers() - before) <= 2 + len(pool._servers)
+        # (and the fork server, and the worker it forked ahead).
+        assert len(_leftovers() - before) <= 2 + len(pool._servers) + len(pool._spares)
         pid = results[-1]["pid"]
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
@@ -281,14 +281,18 @@ def test_no_worker_outlives_its_parent(tmp_path, fork_server):
             pool = WorkerPool(WorkerSpec(handler={HANDLE!r}, fork_server={fork_server}))
             print(pool.run([{{"op": "pid"}}])[0]["pid"], flush=True)
             print(*[server.process.pid for server in pool._servers], flush=True)
+            for spare in pool._spares:
+                spare.adopt()
+                print(spare.process.pid, flush=True)
             os.kill(os.getpid(), signal.SIGKILL)
             """
         )
     )
     parent = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
     assert parent.returncode == -signal.SIGKILL, parent.stderr
-    processes = [int(pid) for pid in parent.stdout.split()]  # the worker, and the fork server
-    assert len(processes) == (2 if fork_server else 1)
+    # The worker; and the fork server, and the worker it forked ahead.
+    processes = [int(pid) for pid in parent.stdout.split()]
+    assert len(processes) == (3 if fork_server else 1)
     for pid in processes:
         # Wait for the kernel's SIGKILL to land (whoever inherits the orphan may not reap it).
         for _ in range(400):
@@ -325,6 +329,21 @@ def test_forked_workers_are_this_processs_children_each_in_a_session_of_its_own(
         assert int(session) == after["pid"]
         assert pool._servers == [server]  # one server forked them all
     assert not running(server.process.pid)
+
+
+def test_a_crashed_worker_is_replaced_by_the_one_forked_ahead():
+    with WorkerPool(FORKED, jobs=1) as pool:
+        [first] = pool.run([{"op": "identity"}])
+        [spare] = pool._spares
+        spare.adopt()
+        crash, after = pool.run([{"op": "segv"}, {"op": "identity"}])
+        assert crash.kind == "SIGSEGV"
+        assert after["pid"] == spare.process.pid != first["pid"]
+        [next_spare] = pool._spares  # and the next one is forked ahead in turn
+        assert next_spare is not spare
+        next_spare.adopt()
+        assert running(next_spare.process.pid)
+    assert not running(next_spare.process.pid)
 
 
 def test_a_server_with_a_thread_refuses_and_the_pool_starts_its_workers():
