@@ -175,12 +175,22 @@ class TorchDisagreement:
 
 
 def solve(
-    revision: str, only: list[Shape] | None = None, timeout_ms: int = 2000
+    revision: str,
+    only: list[Shape] | None = None,
+    timeout_ms: int = 2000,
+    bound: int | None = None,
 ) -> list[TorchDisagreement]:
-    """One minimised witness per (kind, check id), simplest shapes first; not judged."""
+    """One minimised witness per (kind, check id), simplest shapes first; not judged.
+
+    ``bound``: every size and argument within [-bound, bound]: only the disagreements
+    small calls show, but fast (no value can wrap, so torch's paths do not fork on it:
+    a 5-D call's three dims of wraps multiply its paths past thousands otherwise).
+    """
     found: dict[tuple[str, str], TorchDisagreement] = {}
     for shape in only or torch_shapes():
         inputs = torch_inputs(shape)
+        if bound is not None:
+            inputs.domain += [z3.And(t >= -bound, t <= bound) for t in inputs.terms()]
         paths: dict[tuple[str, str], list] = {}
         for path, outcome, passes in paired_paths(
             inputs, model_side(revision), _torch_side, timeout_ms
