@@ -28,10 +28,14 @@ from convcheck.case import Case
 from convcheck.differences import explain_difference
 from convcheck.fixedint import INT64_MAX, INT64_MIN, Arith, Wrapping
 from convcheck.outcome import ACCEPT, REJECT, Outcome
-from convcheck.solver.explore import Inputs, Shape, describe_path
+from convcheck.solver.explore import Inputs, Shape, describe_path, shapes
 from convcheck.solver.prove import minimal_witness_of
 from convcheck.solver.revisions import model_side, paired_paths
 from convcheck.solver.symbolic import SymBool, SymInt
+from convcheck.torch_oracle._aten import TorchError
+from convcheck.torch_oracle._checks import aten_call
+from convcheck.torch_oracle._fallback import shape_checks
+from convcheck.torch_oracle._normalize import normalize
 
 # torch's side is judged as the torch judge runs it by default.
 THREADS = 2
@@ -93,17 +97,11 @@ class WrappingSymbolic(Arith):
 
 def torch_steps(case, arith: Arith) -> None:
     """torch's checks before the backend: raises ``TorchError`` where torch rejects."""
-    from convcheck.torch_oracle._checks import aten_call
-    from convcheck.torch_oracle._fallback import shape_checks
-
     shape_checks(aten_call(case, arith, THREADS, ONEDNN))
 
 
 def torch_check(case: Case) -> str:
     """The same steps on a concrete call: torch's check id, or ``PASSED``."""
-    from convcheck.torch_oracle._aten import TorchError
-    from convcheck.torch_oracle._normalize import normalize
-
     try:
         torch_steps(case, Wrapping())
     except TorchError as e:
@@ -113,8 +111,6 @@ def torch_check(case: Case) -> str:
 
 def _torch_side(case, path) -> bool:
     """True when torch's checks pass on this path, False when one rejects."""
-    from convcheck.torch_oracle._aten import TorchError
-
     try:
         torch_steps(case, WrappingSymbolic(path))
     except TorchError:
@@ -135,8 +131,6 @@ def torch_inputs(shape: Shape) -> Inputs:
 
 def torch_shapes() -> list[Shape]:
     """Ranks 3 to 5 whatever the revision: torch accepts 5-D inputs, ``legacy`` not."""
-    from convcheck.solver.explore import shapes
-
     return shapes("current")
 
 
@@ -174,21 +168,24 @@ class TorchDisagreement:
         }
 
 
+# Per input rank, the bound on every size and argument (None: none). Small values show
+# only the disagreements small calls show, but fast: no value can wrap, so torch's paths
+# do not fork on it (each spatial dim has four wraps, and the forks multiply: one 2-D
+# shape took minutes with small values, a 3-D one did not end unbounded).
+RANK_BOUNDS = {3: None, 4: 4, 5: 4}
+
+
 def solve(
     revision: str,
     only: list[Shape] | None = None,
     timeout_ms: int = 2000,
-    bound: int | None = None,
+    bounds: dict[int, int | None] = RANK_BOUNDS,
 ) -> list[TorchDisagreement]:
-    """One minimised witness per (kind, check id), simplest shapes first; not judged.
-
-    ``bound``: every size and argument within [-bound, bound]: only the disagreements
-    small calls show, but fast (no value can wrap, so torch's paths do not fork on it:
-    a 5-D call's three dims of wraps multiply its paths past thousands otherwise).
-    """
+    """One minimised witness per (kind, check id), simplest shapes first; not judged."""
     found: dict[tuple[str, str], TorchDisagreement] = {}
     for shape in only or torch_shapes():
         inputs = torch_inputs(shape)
+        bound = bounds[shape.rank]
         if bound is not None:
             inputs.domain += [z3.And(t >= -bound, t <= bound) for t in inputs.terms()]
         paths: dict[tuple[str, str], list] = {}
