@@ -9,11 +9,12 @@ import pytest
 pytest.importorskip("z3")
 
 import z3  # noqa: E402
+from builders import conv, t  # noqa: E402
 
 from convcheck import cli, model  # noqa: E402
 from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN, Wrapping  # noqa: E402
 from convcheck.solver import against_torch  # noqa: E402
-from convcheck.solver.explore import Shape  # noqa: E402
+from convcheck.solver.explore import Inputs, Shape  # noqa: E402
 from convcheck.solver.revisions import paired_paths  # noqa: E402
 from convcheck.solver.symbolic import Path, SymInt  # noqa: E402
 
@@ -41,19 +42,19 @@ def test_the_symbolic_wrapping_arithmetic_is_the_concrete_one(op):
             assert value == getattr(concrete, op)(a, b, "test"), (op, a, b)
 
 
-def _pinned(shape: Shape, case) -> against_torch.Inputs:
+def _pinned(shape: Shape, case) -> Inputs:
     """The shape's variables, pinned to one concrete call's values."""
     inputs = against_torch.torch_inputs(shape)
     concrete = {
         **{
-            f"{t}.sizes[{i}]": v
-            for t in ("input", "weight")
-            for i, v in enumerate(getattr(case, t).sizes)
+            f"{name}.sizes[{i}]": v
+            for name in ("input", "weight")
+            for i, v in enumerate(getattr(case, name).sizes)
         },
         **{
-            f"{n}[{i}]": v
-            for n in ("stride", "padding", "dilation", "output_padding")
-            for i, v in enumerate(getattr(case, n))
+            f"{name}[{i}]": v
+            for name in ("stride", "padding", "dilation", "output_padding")
+            for i, v in enumerate(getattr(case, name))
         },
         "groups": case.groups,
     }
@@ -71,51 +72,35 @@ def _torch_paths(inputs):
 
 
 @pytest.mark.parametrize(
-    "changes",
+    ("changes", "expected"),
     [
-        {},  # accepted
-        {"dilation": (2**62,)},  # ATen's kernel extent wraps negative: accepted
-        {"groups": -2},
-        {"padding": (-1,)},
-        {"output_padding": (-(2**62) - 1,)},  # below a SymInt: the dispatcher
-        {"groups": 3},  # does not divide weight.size(0)
-        {"dilation": (3,)},  # the kernel is larger than the padded input
-        {"padding": (2**62,)},  # past INT64_MAX / 2
+        ({}, against_torch.PASSED),
+        ({"dilation": (2**62,)}, against_torch.PASSED),  # ATen's kernel extent wraps
+        ({"groups": -2}, "groups.nonpos"),
+        ({"padding": (-1,)}, "padding.range"),
+        ({"output_padding": (-(2**62) - 1,)}, "output_padding.range"),  # not a SymInt
+        ({"groups": 4}, "groups.not_div_weight0"),  # C's %: 6 % 4
+        ({"dilation": (3,)}, "kernel.gt_padded_input"),
+        ({"padding": (2**62,)}, "torch.padding_too_large"),
     ],
     ids=repr,
 )
-def test_the_symbolic_torch_steps_take_the_concrete_steps(changes):
+def test_the_symbolic_torch_steps_take_the_concrete_steps(changes, expected):
     """Pinned to one call, the symbolic run has one path, and it passes exactly when the
     same steps pass on the concrete call (they are the same code: ``aten_call`` and
     ``_fallback.shape_checks``)."""
-    import dataclasses
-
-    from convcheck.case import Case, TensorSpec
-
-    base = Case(
-        input=TensorSpec((1, 6, 5)),
-        weight=TensorSpec((6, 3, 3)),
-        bias=None,
-        out=TensorSpec((1, 1, 1)),
-        stride=(1,),
-        padding=(0,),
-        dilation=(1,),
-        transposed=False,
-        output_padding=(0,),
-        groups=2,
-    )
-    case = dataclasses.replace(base, **changes)
+    case = conv(**{"input": t(1, 6, 5), "weight": t(6, 3, 3), "bias": None, "groups": 2, **changes})
     paths = _torch_paths(_pinned(Shape(3, False, None), case))
     assert len(paths) == 1
-    concrete = against_torch.torch_check(case)
-    assert paths[0][1] == (concrete == against_torch.PASSED), concrete
+    assert against_torch.torch_check(case) == expected
+    assert paths[0][1] == (expected == against_torch.PASSED)
 
 
 def test_every_symbolic_torch_path_is_its_inputs_concrete_path():
     """Unpinned (small values, so that it is fast): each path's own input gives the
     symbolic path's answer when the same steps run concretely."""
     inputs = against_torch.torch_inputs(Shape(3, True, "float32"))
-    inputs.domain += [t <= 3 for t in inputs.terms()] + [t >= -3 for t in inputs.terms()]
+    inputs.domain += [v <= 3 for v in inputs.terms()] + [v >= -3 for v in inputs.terms()]
     paths = _torch_paths(inputs)
     assert len(paths) > 10
     for path, passes in paths:
