@@ -14,7 +14,9 @@ and real torch (``TorchJudge``: CPU tensors for small calls). A disagreement rea
 shows is a finding unless an intentional difference (``convcheck.differences``) explains
 it. One it does not show is not a finding: either torch's backend rejects the call in its
 own checks (step 4 of the check path, not run symbolically: its checks allocate and
-compute), or the symbolic torch steps were wrong about it (the fallback's infidelity).
+compute), or it cannot even create the call's tensors (a storage size past int64: not
+run symbolically either), or the symbolic torch steps were wrong about it (the
+fallback's infidelity).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from convcheck.solver.prove import minimal_witness_of
 from convcheck.solver.revisions import model_side, paired_paths
 from convcheck.solver.symbolic import SymBool, SymInt
 from convcheck.torch_oracle._aten import TorchError
-from convcheck.torch_oracle._checks import aten_call
+from convcheck.torch_oracle._checks import aten_call, creation_problem
 from convcheck.torch_oracle._fallback import shape_checks
 from convcheck.torch_oracle._normalize import normalize
 
@@ -46,6 +48,7 @@ PASSED = "passed"  # torch's symbolic checks all pass: a backend is chosen next
 FINDING = "finding"  # real torch disagrees with the model, and nothing explains it
 KNOWN = "known-difference"  # an intentional difference explains it
 BACKEND = "torch-backend"  # real torch's backend rejects it too (step 4, not solved)
+STORAGE = "torch-storage"  # real torch cannot create its tensors (not solved either)
 INFIDELITY = "fallback-infidelity"  # real torch does not do what the symbolic steps said
 SOLVER = "solver-infidelity"  # the concrete model or torch steps differ from the symbolic
 COUNTED = (FINDING, INFIDELITY, SOLVER)  # what makes ``prove`` exit 1
@@ -238,6 +241,9 @@ def confirm(revision: str, found: list[TorchDisagreement], judge) -> None:
         elif d.kind == "over-strict" and d.backend and d.torch.verdict == REJECT:
             d.status = BACKEND
             d.note = f"real torch's {d.backend} backend: {_said(d.torch)}"
+        elif d.kind == "over-strict" and creation_problem(d.witness) is not None:
+            d.status = STORAGE
+            d.note = f"real torch cannot create its tensors: {_said(d.torch)}"
         else:
             d.status = INFIDELITY
             d.note = f"real torch: {_said(d.torch)} ({d.backend or 'no backend'})"

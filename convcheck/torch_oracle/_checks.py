@@ -77,14 +77,22 @@ def check_path(
     return CheckResult(Outcome.accept(out), holder["backend"])
 
 
-def _run(case, a, threads, onednn, private, holder) -> list[int]:
+def creation_problem(case: Case) -> str | None:
+    """Why torch cannot even create the call's tensors, or None."""
     for spec in (case.input, case.weight, case.bias):
         if spec is not None:
             # the buffer in dim order, then the view in logical order
             problem = storage_problem(physical_sizes(spec), spec.dtype)
             problem = problem or numel_problem(spec.sizes)
             if problem is not None:
-                raise TorchError(problem)
+                return problem
+    return None
+
+
+def _run(case, a, threads, onednn, private, holder) -> list[int]:
+    problem = creation_problem(case)
+    if problem is not None:
+        raise TorchError(problem)
     call = aten_call(case, a, threads, onednn)
     in_sizes, w_sizes, params = call.in_sizes, call.w_sizes, call.params
     with _torch.settings(threads, onednn):

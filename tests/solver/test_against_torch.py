@@ -143,3 +143,53 @@ def test_prove_against_torch_on_current_lists_what_remains(tmp_path):
         if d["status"] in (against_torch.FINDING, against_torch.KNOWN):
             # confirmed: real torch and the concrete model answer apart
             assert (d["torch"]["verdict"] == "accept") != (d["model"]["verdict"] == "accept")
+
+
+CONFIRMED = [
+    # (revision, kind, check, witness, status): legacy accepts negative groups
+    (
+        "legacy",
+        "missing-check",
+        "groups.nonpos",
+        conv(input=t(1, 0, 1), weight=t(1, 0, 1), bias=None, groups=-1),
+        against_torch.FINDING,
+    ),
+    # a regular call never reads output_padding: an intentional difference
+    (
+        "current",
+        "missing-check",
+        "output_padding.range",
+        conv(bias=None, output_padding=(-1,)),
+        against_torch.KNOWN,
+    ),
+    # torch's Slow2d backend rejects a kernel dim of 0 too (step 4)
+    ("current", "over-strict", "kernel.nonpos", conv(weight=t(4, 2, 0)), against_torch.BACKEND),
+    # torch cannot create an input of 3 * (2^31 - 1)^2 floats
+    (
+        "current",
+        "over-strict",
+        "input.stride_too_large",
+        conv(
+            input=t(3, 2**31 - 1, 2**31 - 1),
+            weight=t(5, 2**31 - 1, 1),
+            bias=None,
+            stride=(2**31 - 1,),
+            padding=(2**31 - 1,),
+        ),
+        against_torch.STORAGE,
+    ),
+    # a claim the concrete steps do not bear out: the solver's own error
+    ("current", "missing-check", "groups.nonpos", conv(), against_torch.SOLVER),
+]
+
+
+def test_each_witness_is_classified_by_real_torch_and_the_concrete_runs():
+    pytest.importorskip("torch")
+    from convcheck.torch_oracle import TorchJudge
+
+    with TorchJudge(jobs=1, threads=against_torch.THREADS) as judge:
+        for revision in ("legacy", "current"):
+            rows = [row for row in CONFIRMED if row[0] == revision]
+            found = [against_torch.TorchDisagreement(k, c, "by hand", w) for _, k, c, w, _ in rows]
+            against_torch.confirm(revision, found, judge)
+            assert [d.status for d in found] == [row[-1] for row in rows], found
