@@ -24,7 +24,7 @@ class _Recording(Campaign):
         return per_case
 
 
-@pytest.mark.slow  # solving legacy (sites, bands, against torch): 1 to 10 minutes
+@pytest.mark.slow  # solving legacy (sites, bands, against torch): 13 minutes at load 6
 def test_every_legacy_class_is_found_before_any_sampled_case():
     pytest.importorskip("torch")
     from convcheck.judges import Judges
