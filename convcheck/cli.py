@@ -329,30 +329,44 @@ def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
     for name, what in outputs:
         if name:  # a file that cannot be written fails before the solving, not after
             files.folder(Path(name).parent, f"folder of the {what}", probe=True)
+    if args.against == "torch":
+        from convcheck import torch_oracle
+
+        if not torch_oracle.available():  # before the solving, not after it
+            raise ConvcheckError("--against torch needs torch: pip install torch==2.13.0")
     report = prove(args.revision, args.time, only)
     if not args.no_judge:
         with _open_judges(args, use_torch=False) as judges:
             corpus_dir = Path(args.corpus) if args.corpus else None
             judge_witnesses(report, judges, corpus_dir, _meta(args))
-    differ = []
-    if args.against:
+    differ, counted = [], []
+    if args.against == "torch":
+        from convcheck.solver import against_torch
+
+        # Rank 3 unless asked: each 2-D or 3-D shape takes minutes, even with small values.
+        ranks = [s for s in against_torch.torch_shapes() if s.rank in (args.rank or [3])]
+        differ = against_torch.disagreements(args.revision, ranks)
+        counted = [d for d in differ if d.status in against_torch.COUNTED]
+    elif args.against:
         from convcheck.solver.revisions import disagreements
 
-        differ = disagreements(
+        differ = counted = disagreements(
             args.revision, model.revision_module(args.against) and args.against, only
         )
     if args.json:
         data = report.to_json()
-        data["against"] = [
-            {"kind": d.kind, "check": d.check, "path": d.path, "witness": d.witness.to_json()}
-            for d in differ
-        ]
+        data["against"] = [d.to_json() for d in differ]
         stdout.write(json.dumps(data) + "\n")
     else:
         stdout.write(format_report(report) + "\n")
         for d in differ:
             stdout.write(f"{args.revision} vs {args.against}: {d.describe()}\n")
             stdout.write(f"         witness: {json.dumps(d.witness.to_json())}\n")
+        if args.against:
+            stdout.write(
+                f"{args.revision} vs {args.against}: {len(differ)} disagreement(s), "
+                f"{len(counted)} to look at\n"
+            )
     if args.sarif or args.junit:
         from convcheck.solver import formats
 
@@ -365,7 +379,7 @@ def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
             if name:
                 files.write_atomically(Path(name), text(report), what)
     all_proven = report.complete and all(s.status == "proven" for s in report.sites)
-    return OK if all_proven and not differ else FOUND
+    return OK if all_proven and not counted else FOUND
 
 
 def cmd_merge(args, stdout: TextIO, stderr: TextIO) -> int:
@@ -578,8 +592,10 @@ def _parser() -> _Parser:
     prove.add_argument("--junit", help="also write JUnit XML (a test per site) to this file")
     prove.add_argument(
         "--against",
-        choices=sorted(model.REVISIONS),
-        help="also solve for calls one revision accepts and this one rejects, or the reverse",
+        choices=[*sorted(model.REVISIONS), "torch"],
+        help="also solve for calls the revision accepts and this one rejects, or the reverse; "
+        "'torch': against torch's checks before its backend (torch_oracle's Python), each "
+        "witness confirmed by real torch; rank 3 unless --rank (docs/solver.md)",
     )
     prove.set_defaults(func=cmd_prove)
 

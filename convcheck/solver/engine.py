@@ -1,10 +1,14 @@
 """The solver as a campaign engine: witnesses and band cases first, then sampling.
 
 First the default engine's solved cases (``solver.seeds``: each site's first witness and
-its 32-bit bands, cached on disk), then every site's minimised witness and band cases.
+its 32-bit bands, cached on disk), then every site's minimised witness and band cases,
+then the witnesses of the calls the revision and torch answer apart (``against_torch``,
+small values: it is what shows ``legacy`` accepting negative groups and rejecting 5-D
+inputs before any sampled case), then a witness of the loops' stride sites that the
+kernel's run entry can run (a 2-D call).
 
 ``explore(campaign, seed)`` has the shape of every engine in ``convcheck.engines``. The
-solving is of the 1-D calls only. With a time budget the minimised witnesses are left
+site solving is of the 1-D calls. With a time budget the minimised witnesses are left
 out (solving them overruns the budget); with a case budget alone the solving has no time
 limit, so a case budget with a seed gives the same campaign anywhere.
 """
@@ -14,13 +18,22 @@ from __future__ import annotations
 import functools
 import time
 
+import z3
+
 from convcheck.engines import random as random_engine
+from convcheck.solver import against_torch
 from convcheck.solver.bands import band_cases
-from convcheck.solver.explore import shapes
-from convcheck.solver.prove import prove
+from convcheck.solver.explore import Shape, shapes
+from convcheck.solver.explore import explore as explore_paths
+from convcheck.solver.prove import minimal_witness_of, prove
 from convcheck.solver.seeds import seed_cases
+from convcheck.solver.symbolic import WITNESS
 
 SOLVED_RANK = 3
+# The torch query's values: small calls show every check one side lacks, and fast.
+TORCH_BOUND = 4
+STRIDE_SHAPE = Shape(4, True, None)
+STRIDE_SITES = "wrapper_strides."
 
 
 def solver_cases(revision: str, seconds: float | None = None, only=None) -> list:
@@ -31,11 +44,59 @@ def solver_cases(revision: str, seconds: float | None = None, only=None) -> list
     return cases + band_cases(revision, None if seconds is None else seconds / 2, ordered)
 
 
+def torch_cases(revision: str) -> list:
+    """The witnesses of the calls the revision and torch's checks answer apart: the
+    rank-3 no-bias shapes, and those of every rank the revision rejects outright (its
+    model has one path there, so the query is torch's alone: fast). Judged, not
+    confirmed here (the torch judge does that)."""
+    modelled = {s.rank for s in shapes(revision)}
+    only = [
+        s
+        for s in against_torch.torch_shapes()
+        if s.bias is None and (s.rank == SOLVED_RANK or s.rank not in modelled)
+    ]
+    bounds = dict.fromkeys(against_torch.RANK_BOUNDS, TORCH_BOUND)
+    return [d.witness for d in against_torch.solve(revision, only, bounds=bounds)]
+
+
+def stride_cases(revision: str) -> list:
+    """One witness of the loops' stride sites that the run entry can run, if any.
+
+    The loops' set-up computes input's and weight's strides in int32, a size of 0
+    counting as 1: they overflow where an empty tensor's other sizes multiply past 2^31
+    while out is not empty. Only the run entry computes them, on tensors of at most
+    ``SMALL_NUMEL`` elements each, and no 1-D call it can run does (``tests/solver``); a
+    2-D transposed one can. So the query adds that bound and takes the first path it
+    fits.
+    """
+    from convcheck.judges import SMALL_NUMEL
+
+    for path in explore_paths(revision, STRIDE_SHAPE):
+        inputs = path.inputs
+        runnable = [z3.Product(inputs.sizes[t]) <= SMALL_NUMEL for t in ("input", "weight")]
+        for q in path.queries:
+            if q.status != WITNESS or not q.site.startswith(STRIDE_SITES):
+                continue
+            # A plain solver first: Optimize spends its whole time before saying unsat.
+            solver = z3.Solver()
+            solver.set("timeout", 4000)
+            solver.add(*inputs.domain, *q.decisions, q.condition, *runnable)
+            if solver.check() == z3.sat:
+                found = minimal_witness_of(inputs, [*q.decisions, *runnable], q.condition, 8000)
+                return [inputs.concrete_case(found or solver.model())]
+    return []
+
+
 @functools.cache
 def _solved(revision: str) -> tuple:
     """Solved without a time limit, the answer depends on the revision alone: solve it
     once per process (a campaign per engine in ``ci``, the tests' repeated campaigns)."""
-    return tuple(solver_cases(revision))
+    return tuple(solver_cases(revision) + torch_cases(revision) + stride_cases(revision))
+
+
+def first_cases(revision: str) -> list:
+    """What the engine judges before it samples, under a case budget."""
+    return seed_cases(revision) + list(_solved(revision))
 
 
 def explore(campaign, seed: int) -> None:

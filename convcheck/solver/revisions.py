@@ -36,29 +36,46 @@ class Disagreement:
     def describe(self) -> str:
         return f"{self.kind} {self.check} on {self.path}"
 
+    def to_json(self) -> dict:
+        return {
+            "kind": self.kind,
+            "check": self.check,
+            "path": self.path,
+            "witness": self.witness.to_json(),
+        }
 
-def _run(revision: str, case, path: Path):
+
+def model_side(revision: str):
+    """The revision's steps on a path: its outcome, or None where undefined behaviour
+    comes first (``prove`` reports that)."""
     module = model.revision_module(revision)
-    try:
-        return run_steps(case, revision, module.STEPS, module.LOOP_STEPS, Symbolic(path))
-    except Halt:
-        return None  # undefined behaviour first: prove reports that
+
+    def run(case, path: Path):
+        arith = Symbolic(path)
+        try:
+            return run_steps(case, revision, module.STEPS, module.LOOP_STEPS, arith).outcome
+        except Halt:
+            return None
+
+    return run
 
 
-def _pairs(a: str, b: str, shape: Shape, timeout_ms: int) -> Iterator[tuple]:
-    inputs = Inputs.of(shape)
+def paired_paths(inputs: Inputs, first, second, timeout_ms: int) -> Iterator[tuple]:
+    """Every path of ``first`` then ``second`` (each ``(case, path) -> answer``, None to
+    end the path) on one symbolic call, depth first: ``(path, answer, answer)``."""
     seed = z3.Solver()
     seed.add(*inputs.domain)
     seed.check()
     stack = [Pending((), seed.model())]
+    found: list[z3.ModelRef] = []  # the inputs queries found, shared by the paths
     while stack:
         pending = stack.pop()
-        path = Path(inputs.domain, pending.prefix, pending.model, timeout_ms)
+        path = Path(inputs.domain, pending.prefix, pending.model, timeout_ms, found=found)
         case = inputs.symbolic_case(path)
-        first = _run(a, case, path)
-        second = _run(b, case, path) if first is not None else None
-        if second is not None:
-            yield inputs, path, first.outcome, second.outcome
+        one = first(case, path)
+        other = second(case, path) if one is not None else None
+        if other is not None:
+            yield path, one, other
         stack.extend(path.pending)
 
 
@@ -69,7 +86,8 @@ def disagreements(
     found: dict[tuple[str, str], Disagreement] = {}
     common = [s for s in (only or shapes(a)) if s in shapes(b)]
     for shape in common:
-        for inputs, path, one, other in _pairs(a, b, shape, timeout_ms):
+        inputs = Inputs.of(shape)
+        for path, one, other in paired_paths(inputs, model_side(a), model_side(b), timeout_ms):
             if (one.verdict == ACCEPT) == (other.verdict == ACCEPT):
                 continue
             kind, check = (

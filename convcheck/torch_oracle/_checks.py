@@ -77,31 +77,24 @@ def check_path(
     return CheckResult(Outcome.accept(out), holder["backend"])
 
 
-def _run(case, a, threads, onednn, private, holder) -> list[int]:
+def creation_problem(case: Case) -> str | None:
+    """Why torch cannot even create the call's tensors, or None."""
     for spec in (case.input, case.weight, case.bias):
         if spec is not None:
             # the buffer in dim order, then the view in logical order
             problem = storage_problem(physical_sizes(spec), spec.dtype)
             problem = problem or numel_problem(spec.sizes)
             if problem is not None:
-                raise TorchError(problem)
-    # The dispatcher turns the SymInt[] arguments into int64 lists first: a value below
-    # -2^62 is a SymInt's tag, not an integer.
-    for name in ("stride", "padding", "dilation", "output_padding"):
-        if any(v < SYMINT_MIN for v in getattr(case, name)):
-            raise TorchError(
-                "aten/src/ATen/RegisterCompositeExplicitAutograd_0.cpp: SymIntArrayRef "
-                "expected to contain only concrete integers"
-            )
-    # _convolution's prologue
-    if case.weight.rank < 3:
-        raise TorchError("weight should have at least three dimensions")
-    if case.groups <= 0:
-        raise TorchError("non-positive groups is not supported")
-    params = expand_params(case, case.weight.rank - 2)
-    in_sizes, w_sizes = list(case.input.sizes), list(case.weight.sizes)
-    one_d = case.weight.rank == 3 and case.input.rank == 3
-    call = AtenCall(case, a, in_sizes, w_sizes, params, one_d, threads, onednn)
+                return problem
+    return None
+
+
+def _run(case, a, threads, onednn, private, holder) -> list[int]:
+    problem = creation_problem(case)
+    if problem is not None:
+        raise TorchError(problem)
+    call = aten_call(case, a, threads, onednn)
+    in_sizes, w_sizes, params = call.in_sizes, call.w_sizes, call.params
     with _torch.settings(threads, onednn):
         if private:
             backend = _select_private(call)
@@ -122,6 +115,28 @@ def _run(case, a, threads, onednn, private, holder) -> list[int]:
     if call.one_d:
         out = [out[0], out[1], out[3]]
     return out
+
+
+def aten_call(case, a, threads: int, onednn: bool) -> AtenCall:
+    """Steps 1 and 2: the dispatcher's SymInt[] lists, ``_convolution``'s prologue and the
+    parameters expanded. Pure comparisons, so the solver runs them symbolically too."""
+    # The dispatcher turns the SymInt[] arguments into int64 lists first: a value below
+    # -2^62 is a SymInt's tag, not an integer.
+    for name in ("stride", "padding", "dilation", "output_padding"):
+        if any(v < SYMINT_MIN for v in getattr(case, name)):
+            raise TorchError(
+                "aten/src/ATen/RegisterCompositeExplicitAutograd_0.cpp: SymIntArrayRef "
+                "expected to contain only concrete integers"
+            )
+    # _convolution's prologue
+    if case.weight.rank < 3:
+        raise TorchError("weight should have at least three dimensions")
+    if case.groups <= 0:
+        raise TorchError("non-positive groups is not supported")
+    params = expand_params(case, case.weight.rank - 2)
+    in_sizes, w_sizes = list(case.input.sizes), list(case.weight.sizes)
+    one_d = case.weight.rank == 3 and case.input.rank == 3
+    return AtenCall(case, a, in_sizes, w_sizes, params, one_d, threads, onednn)
 
 
 def _select_private(call: AtenCall) -> str:

@@ -38,7 +38,8 @@ def check_shape_forward(call) -> None:
             f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, "
             f"but got weight of size {fmt_sizes(w_sizes)} instead"
         )
-    if w_sizes[0] % groups != 0:
+    # C's ``%`` (ATen's C++), through the arithmetic: the solver runs these checks too.
+    if a.rem_i64(w_sizes[0], groups, "check_shape_forward.groups_rem") != 0:
         raise TorchError(
             f"Given groups={groups}, expected weight to be divisible by {groups} at "
             f"dimension 0, but got weight of size [{fmt_sizes(w_sizes)}] instead"
@@ -61,7 +62,7 @@ def check_shape_forward(call) -> None:
             )
         input_shape, kernel_shape = [], []
         for i in range(2, k):
-            padding_bound_at(p, i)
+            padding_bound_at(a, p, i)
             site = f"check_shape_forward.dim{i - 2}"
             input_shape.append(a.add_i64(in_sizes[i], a.mul_i64(2, p.padding[i - 2], site), site))
             kernel_shape.append(kernel_extent(a, p.dilation[i - 2], w_sizes[i], site))
@@ -73,7 +74,7 @@ def check_shape_forward(call) -> None:
             )
     else:
         for i in range(2, k):
-            padding_bound_at(p, i)
+            padding_bound_at(a, p, i)
         if in_sizes[1] != w_sizes[0]:
             raise TorchError(
                 f"Given transposed=1, weight of size {fmt_sizes(w_sizes)}, expected "
@@ -89,12 +90,35 @@ def check_shape_forward(call) -> None:
             )
 
 
-def padding_bound_at(p, i: int) -> None:
-    if p.padding[i - 2] > INT64_MAX - p.padding[i - 2]:
+def padding_bound_at(a, p, i: int) -> None:
+    # padding >= 0 here (checked first), so the subtraction cannot overflow.
+    if p.padding[i - 2] > a.sub_i64(INT64_MAX, p.padding[i - 2], f"padding_bound.dim{i - 2}"):
         raise TorchError(
             f"Given padding={p.padding[i - 2]} at dimension {i - 2} , expected padding to be "
             f"at most {INT64_MAX // 2}"
         )
+
+
+def shape_checks(call):
+    """Every check before a backend is chosen: ``check_shape_forward``, then
+    ``_select_conv_backend``'s own check of the input's empty dims. Returns the sizes and
+    parameters as the choice sees them (a 1-D call viewed as 2-D), and whether the call
+    goes to the Empty backend (N == 0 or C == 0). The solver runs this symbolically
+    (``convcheck.solver.against_torch``): values are compared, never turned into ints."""
+    check_shape_forward(call)
+    in_sizes, w_sizes, p = call.in_sizes, call.w_sizes, call.params
+    if call.one_d:
+        in_sizes = [in_sizes[0], in_sizes[1], 1, in_sizes[2]]
+        w_sizes = [w_sizes[0], w_sizes[1], 1, w_sizes[2]]
+        p = p.view1d_as_2d()
+    if in_sizes[0] == 0 or in_sizes[1] == 0:
+        return in_sizes, w_sizes, p, True
+    if any(s == 0 for s in in_sizes):
+        raise TorchError(
+            "Only zero batch or zero channel inputs are supported, but got input shape: "
+            f"{fmt_sizes(in_sizes)}"
+        )
+    return in_sizes, w_sizes, p, False
 
 
 def _use_mkldnn(call, in_sizes, w_sizes, p) -> bool:
@@ -152,19 +176,9 @@ def _use_nnpack(call, in_sizes, w_sizes, p) -> bool:
 
 def select_backend(call) -> str:
     """``check_shape_forward`` then ``_select_conv_backend`` for a CPU input."""
-    check_shape_forward(call)
-    in_sizes, w_sizes, p = call.in_sizes, call.w_sizes, call.params
-    if call.one_d:
-        in_sizes = [in_sizes[0], in_sizes[1], 1, in_sizes[2]]
-        w_sizes = [w_sizes[0], w_sizes[1], 1, w_sizes[2]]
-        p = p.view1d_as_2d()
-    if in_sizes[0] == 0 or in_sizes[1] == 0:
+    in_sizes, w_sizes, p, empty = shape_checks(call)
+    if empty:
         return "Empty"
-    if any(s == 0 for s in in_sizes):
-        raise TorchError(
-            "Only zero batch or zero channel inputs are supported, but got input shape: "
-            f"{fmt_sizes(in_sizes)}"
-        )
     ndim = len(in_sizes)
     if _use_mkldnn(call, in_sizes, w_sizes, p):
         return "MkldnnTranspose" if p.transposed else "Mkldnn"
