@@ -19,8 +19,16 @@ from convcheck import files
 from convcheck.errors import ConvcheckError
 from convcheck.native.build import cache_dir
 
-# What the answers are a function of: the model, the solver, and C arithmetic.
-_SOURCES = ("model", "solver", "fixedint.py", "case.py")
+# What the answers are a function of: the model, the solver, C arithmetic, and the torch
+# checks that ``prove --against torch`` runs beside the model.
+_SOURCES = (
+    "model",
+    "solver",
+    "fixedint.py",
+    "case.py",
+    "torch_oracle/_checks.py",
+    "torch_oracle/_fallback.py",
+)
 
 
 def path(name: str) -> Path:

@@ -10,7 +10,8 @@ kernel's run entry can run (a 2-D call).
 ``explore(campaign, seed)`` has the shape of every engine in ``convcheck.engines``. The
 site solving is of the 1-D calls. With a time budget the minimised witnesses are left
 out (solving them overruns the budget); with a case budget alone the solving has no time
-limit, so a case budget with a seed gives the same campaign anywhere.
+limit, so a case budget with a seed gives the same campaign anywhere; those cases are
+cached on disk (``solver.cache``), as the seeds are.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ import time
 
 import z3
 
+from convcheck.case import Case
 from convcheck.engines import random as random_engine
-from convcheck.solver import against_torch
+from convcheck.solver import against_torch, cache
 from convcheck.solver.bands import band_cases
 from convcheck.solver.explore import Shape, shapes
 from convcheck.solver.explore import explore as explore_paths
@@ -89,9 +91,14 @@ def stride_cases(revision: str) -> list:
 
 @functools.cache
 def _solved(revision: str) -> tuple:
-    """Solved without a time limit, the answer depends on the revision alone: solve it
-    once per process (a campaign per engine in ``ci``, the tests' repeated campaigns)."""
-    return tuple(solver_cases(revision) + torch_cases(revision) + stride_cases(revision))
+    """Solved without a time limit, the answer depends on the revision alone: solved once
+    per version of the code on a machine (minutes on legacy), then read from the disk."""
+    stored = cache.load(f"engine-{revision}")
+    if stored is not None:
+        return tuple(Case.from_json(c) for c in stored)
+    cases = solver_cases(revision) + torch_cases(revision) + stride_cases(revision)
+    cache.store(f"engine-{revision}", [c.to_json() for c in cases])
+    return tuple(cases)
 
 
 def first_cases(revision: str) -> list:
