@@ -124,7 +124,7 @@ class _CaseBudget:
     """A campaign as an engine sees it, with a budget of cases and no judges."""
 
     def __init__(self, cases: int) -> None:
-        self.judges = type("J", (), {"revision": "legacy"})()
+        self.judges = type("J", (), {"revision": "legacy", "stopped": False})()
         self.deadline = None
         self.left = cases
         self.batches: list[list] = []
