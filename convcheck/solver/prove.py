@@ -10,7 +10,10 @@ dilation 1, output_padding 0, groups 1).
 
 from __future__ import annotations
 
+import contextlib
 import math
+import multiprocessing
+import resource
 import time
 from dataclasses import dataclass, field
 
@@ -30,7 +33,6 @@ from convcheck.solver.symbolic import (
     UNKNOWN,
     WITNESS,
     WRAP,
-    SiteQuery,
 )
 
 # The value of an argument a person writes when it does not matter.
@@ -113,43 +115,129 @@ def prove(
     only: list[Shape] | None = None,
     timeout_ms: int = 2000,
     minimise: bool = True,
+    jobs: int = 2,
 ) -> ProofReport:
-    """Explore every shape (or ``only``) until ``seconds``; one report per site and kind."""
+    """Explore every shape (or ``only``) until ``seconds``; one report per site and kind.
+
+    The shapes are independent, so ``jobs`` processes explore them (and then minimise the
+    witnesses) side by side; each report is merged in shape order, so the witness a site
+    keeps is the one of its simplest shape, whichever process finished first.
+    """
     started = time.monotonic()
     todo = only if only is not None else shapes(revision)
+    deadline = None if seconds is None else time.time() + seconds
     sites: dict[tuple[str, str], SiteReport] = {}
-    first: dict[tuple[str, str], tuple[Inputs, SiteQuery]] = {}
-    seen: set[tuple] = set()
+    first: dict[tuple[str, str], tuple[Shape, _Witness]] = {}
     paths = done = 0
-    for shape in todo:
-        if seconds is not None and time.monotonic() - started > seconds:
-            break
-        for path in explore(revision, shape, timeout_ms):
-            paths += 1
-            for q in path.queries:
-                key = (shape, q.prefix, q.site, q.kind)
-                if key in seen:
-                    continue
-                seen.add(key)
-                report = sites.setdefault((q.site, q.kind), SiteReport(q.site, q.kind))
-                report.paths.append(PathStatus(describe_path(shape, q.prefix), q.status))
-                if q.status == WITNESS and (q.site, q.kind) not in first:
-                    first[(q.site, q.kind)] = (path.inputs, q)
-            if path.unknown_branches:
-                report = sites.setdefault(("(branch)", UNKNOWN), SiteReport("(branch)", UNKNOWN))
-                report.paths.append(PathStatus(path.describe(), UNKNOWN))
-        else:
+    with _workers(jobs, len(todo)) as run:
+        for shape, explored in zip(
+            todo,
+            run(_explore_shape, [(revision, s, timeout_ms, deadline) for s in todo]),
+            strict=True,
+        ):
+            if explored is None:
+                continue  # time ran out before this shape began
             done += 1
-    for key, (inputs, query) in first.items():
-        report = sites[key]
-        clock = time.monotonic()
-        found = minimal_witness(inputs, query, timeout_ms * 4) if minimise else None
-        report.witness = inputs.concrete_case(found or query.witness)
-        report.witness_path = describe_path(inputs.shape, query.prefix)
-        report.agrees = misbehaves_at(report.witness, revision, query.site, query.kind)
-        report.seconds = time.monotonic() - clock
+            paths += explored.paths
+            for site, kind, path, status in explored.statuses:
+                report = sites.setdefault((site, kind), SiteReport(site, kind))
+                report.paths.append(PathStatus(path, status))
+            for key, witness in explored.witnesses.items():
+                first.setdefault(key, (shape, witness))
+        chosen = list(first.items())
+        minimised = run(_minimise, [(s, w, timeout_ms * 4, minimise) for _, (s, w) in chosen])
+        for (key, (shape, witness)), (found, took) in zip(chosen, minimised, strict=True):
+            report = sites[key]
+            report.witness = found or witness.case
+            report.witness_path = describe_path(shape, witness.prefix)
+            report.agrees = misbehaves_at(report.witness, revision, *key)
+            report.seconds = took
     ordered = sorted(sites.values(), key=lambda s: (-_RANK[s.status], s.site, s.kind))
     return ProofReport(revision, ordered, paths, done, len(todo), time.monotonic() - started)
+
+
+@dataclass
+class _Witness:
+    """A site's first witness on one shape, in a form that crosses processes."""
+
+    prefix: tuple[bool, ...]
+    case: Case  # the input the path found
+    query: str  # the path's decisions and then the site's condition, as SMT-LIB
+
+
+@dataclass
+class _Explored:
+    """One shape's exploration: every (site, kind, path, status) and the first witnesses."""
+
+    paths: int
+    statuses: list[tuple[str, str, str, str]]
+    witnesses: dict[tuple[str, str], _Witness]
+
+
+def _explore_shape(revision: str, shape: Shape, timeout_ms: int, deadline) -> _Explored | None:
+    if deadline is not None and time.time() > deadline:
+        return None
+    explored = _Explored(0, [], {})
+    seen: set[tuple] = set()
+    for path in explore(revision, shape, timeout_ms):
+        explored.paths += 1
+        for q in path.queries:
+            key = (q.prefix, q.site, q.kind)
+            if key in seen:
+                continue
+            seen.add(key)
+            explored.statuses.append((q.site, q.kind, describe_path(shape, q.prefix), q.status))
+            if q.status == WITNESS and (q.site, q.kind) not in explored.witnesses:
+                query = z3.Solver()
+                query.add(*q.decisions, q.condition)
+                case = path.inputs.concrete_case(q.witness)
+                explored.witnesses[(q.site, q.kind)] = _Witness(q.prefix, case, query.sexpr())
+        if path.unknown_branches:
+            explored.statuses.append(("(branch)", UNKNOWN, path.describe(), UNKNOWN))
+    return explored
+
+
+def _minimise(shape: Shape, witness: _Witness, timeout_ms: int, minimise: bool):
+    """The minimised input of ``witness`` (None when not wanted or out of time), and the
+    seconds it took."""
+    clock = time.monotonic()
+    if not minimise:
+        return None, 0.0
+    inputs = Inputs.of(shape)
+    *decisions, condition = z3.parse_smt2_string(witness.query)
+    found = minimal_witness_of(inputs, decisions, condition, timeout_ms)
+    return (None if found is None else inputs.concrete_case(found)), time.monotonic() - clock
+
+
+# A worker's address space, and how long one task of it may take at most.
+_WORKER_MEMORY = 4 << 30
+_TASK_SECONDS = 1800
+
+
+@contextlib.contextmanager
+def _workers(jobs: int, tasks: int):
+    """``run(function, argument tuples)``: the results in order, from ``jobs`` processes
+    (spawned: z3 holds threads a fork would copy mid-state), else in this one. The pool
+    is terminated and joined on the way out, whatever happened."""
+    if jobs <= 1 or tasks <= 1:
+        yield lambda function, arguments: [function(*a) for a in arguments]
+        return
+    context = multiprocessing.get_context("spawn")
+    pool = context.Pool(min(jobs, tasks), initializer=_limit_memory)
+    try:
+
+        def run(function, arguments):
+            pending = [pool.apply_async(function, a) for a in arguments]
+            return [p.get(timeout=_TASK_SECONDS) for p in pending]
+
+        yield run
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+def _limit_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (_WORKER_MEMORY, _WORKER_MEMORY))
 
 
 def gaps(revision: str, rank: int = 3) -> list[str]:
@@ -192,13 +280,9 @@ def objectives(inputs: Inputs) -> tuple[z3.ArithRef, z3.ArithRef]:
 _TIERS = ((3, 3), (3, None), (None, None))  # (largest size, largest |arg - natural|)
 
 
-def minimal_witness(inputs: Inputs, query: SiteQuery, timeout_ms: int) -> z3.ModelRef | None:
-    """The witness a person would write; None when ``Optimize`` runs out of time."""
-    return minimal_witness_of(inputs, query.decisions, query.condition, timeout_ms)
-
-
 def minimal_witness_of(inputs: Inputs, decisions, condition, timeout_ms: int):
-    """The smallest input taking ``decisions`` and meeting ``condition``, tier by tier."""
+    """The witness a person would write: the smallest input taking ``decisions`` and
+    meeting ``condition``, tier by tier; None when ``Optimize`` runs out of time."""
     for size_bound, value_bound in _TIERS:
         opt = z3.Optimize()
         # The bounded tiers answer fast or not at all; the last one gets the time.

@@ -172,8 +172,11 @@ class Path:
         as in KLEE: cheaper than a solver call); else one incremental solver per path:
         its decisions only grow, so a query is a push of ``extra`` on what it learnt."""
         wanted = (*self.decisions, *extra)
+        # The query's own condition first: most earlier inputs fail it, and then no
+        # decision of the path needs evaluating.
+        ordered = (*extra, *self.decisions)
         for model in reversed(self.found[-_REUSED:]):
-            if all(z3.is_true(model.eval(c, model_completion=True)) for c in wanted):
+            if all(z3.is_true(model.eval(c, model_completion=True)) for c in ordered):
                 return z3.sat, model
         if self.solver is None:
             self.solver = z3.Solver()
