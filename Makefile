@@ -37,4 +37,4 @@ test: setup executorch
 
 test-slow: setup executorch
 	$(CONVCHECK) build
-	$(PY) -m pytest -m slow
+	$(PY) -m pytest -m slow --durations=20
