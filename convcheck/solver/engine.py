@@ -29,13 +29,14 @@ from convcheck.solver.explore import Shape, shapes
 from convcheck.solver.explore import explore as explore_paths
 from convcheck.solver.prove import minimal_witness_of, prove
 from convcheck.solver.seeds import seed_cases
-from convcheck.solver.symbolic import WITNESS
+from convcheck.solver.symbolic import WITNESS, SymInt
 
 SOLVED_RANK = 3
 # The torch query's values: small calls show every check one side lacks, and fast.
 TORCH_BOUND = 4
 STRIDE_SHAPE = Shape(4, True, None)
 STRIDE_SITES = "wrapper_strides."
+OUT_CHANNELS = "output_sizes.channels_narrow"
 
 
 def solver_cases(revision: str, seconds: float | None = None, only=None) -> list:
@@ -68,14 +69,27 @@ def stride_cases(revision: str) -> list:
     counting as 1: they overflow where an empty tensor's other sizes multiply past 2^31
     while out is not empty. Only the run entry computes them, on tensors of at most
     ``SMALL_NUMEL`` elements each, and no 1-D call it can run does (``tests/solver``); a
-    2-D transposed one can. So the query adds that bound and takes the first path it
-    fits.
+    2-D transposed one can. So the query adds what makes the call runnable and takes the
+    first path it fits: small tensors, and an output the native worker agrees to compute
+    (its sizes as the path computed them before halting; an empty input plane, so the
+    loops do no multiply-adds and their work is the output's size).
     """
     from convcheck.judges import SMALL_NUMEL
+    from convcheck.native.worker import RunLimits
 
     for path in explore_paths(revision, STRIDE_SHAPE):
         inputs = path.inputs
+        computed = {op.site: op.result for op in path.trace}
+        sites = [OUT_CHANNELS] + [f"output_sizes.dim{i}.narrow" for i in range(2)]
+        if not all(isinstance(computed.get(site), SymInt) for site in sites):
+            continue  # halted before the output sizes: the loops are not reached
+        out = [inputs.sizes["input"][0]] + [computed[site].term for site in sites]
         runnable = [z3.Product(inputs.sizes[t]) <= SMALL_NUMEL for t in ("input", "weight")]
+        runnable += [
+            z3.Product(inputs.sizes["input"][2:]) == 0,
+            z3.Product(out) <= RunLimits.max_out_elements,
+            z3.Product(out) + out[0] * inputs.ints["groups"][0] <= RunLimits.max_work,
+        ]
         for q in path.queries:
             if q.status != WITNESS or not q.site.startswith(STRIDE_SITES):
                 continue

@@ -14,13 +14,13 @@ rejected before any arithmetic, or (bool input) just before the loops, and add n
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import z3
 
 from convcheck import model
 from convcheck.case import Case, TensorSpec, contiguous_order
-from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN
+from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN, Op
 from convcheck.model._kernel import ModelRun, run_steps
 from convcheck.outcome import ACCEPT
 from convcheck.solver.symbolic import (
@@ -186,6 +186,9 @@ class PathResult:
     run: ModelRun | None  # None when the path ended in undefined behaviour
     halt: Halt | None
     unknown_branches: int
+    # The C values the path computed, by site (``Op.result`` holds a ``SymInt``): what a
+    # query about a value the path computed before it halted reads.
+    trace: list[Op] = field(default_factory=list)
 
     def describe(self) -> str:
         return describe_path(self.inputs.shape, self.taken)
@@ -225,14 +228,16 @@ def explore(
         pending = stack.pop()
         path = Path(inputs.domain, pending.prefix, pending.model, timeout_ms, found=found)
         case = inputs.symbolic_case(path)
-        run, halt = None, None
+        run, halt, arith = None, None, Symbolic(path)
         try:
-            run = run_steps(case, revision, module.STEPS, module.LOOP_STEPS, Symbolic(path))
+            run = run_steps(case, revision, module.STEPS, module.LOOP_STEPS, arith)
         except Halt as h:
             halt = h
         if run is not None and run.outcome.verdict == ACCEPT:
             ask_accepted(path, run, shape)
         count += 1
-        yield PathResult(inputs, tuple(path.taken), path.queries, run, halt, path.unknown_branches)
+        yield PathResult(
+            inputs, tuple(path.taken), path.queries, run, halt, path.unknown_branches, arith.trace
+        )
         # Depth first: the branch found last is nearest the leaf.
         stack.extend(path.pending)
