@@ -115,6 +115,8 @@ class BugRow:
     # What the bug is called: its upstream class, or the check of the fixed revision that
     # stops its minimised case ("current: stride.range"); "" when neither says.
     bug: str = ""
+    # Of a bug class the upstream thread names: known to the reader already.
+    upstream: bool = False
 
     @property
     def cause(self) -> str:
@@ -155,11 +157,6 @@ class BugRow:
         return "" if where is None else f"{where[0].rsplit('/', 1)[-1]}:{where[1]}"
 
     @property
-    def upstream(self) -> bool:
-        """Of a bug class the upstream thread names: known to the reader already."""
-        return known_bugs.bug_class(self.finding.signature) is not None
-
-    @property
     def found(self) -> str:
         if not self.new:
             return "known"
@@ -183,10 +180,13 @@ def bug_rows(run) -> list[BugRow]:
     for f in sorted(found, key=order):
         by_bug.setdefault(_one_bug(f) or f.key, []).append(f)
     # The bugs that one check of the fixed revision stops are one bug: one fix.
-    by_fix: dict[str, tuple[str, list[Finding]]] = {}
+    # A group's upstream class, looked up once: every finding of a class's group has it.
+    by_fix: dict[str, tuple[str, bool, list[Finding]]] = {}
     for label, members in by_bug.items():
         first = members[0]
-        name = known_bugs.bug_class(first.signature) if first.about_kernel else None
+        name = known_bugs.bug_class(first.signature)
+        upstream = name is not None
+        name = name if first.about_kernel else None
         fixed = None
         if name is None and first.about_kernel and first.key in minimised:
             fixed = _fixed_by(first.case, revision)
@@ -194,24 +194,25 @@ def bug_rows(run) -> list[BugRow]:
             label = name = f"{FIXED_REVISION}: {fixed.check}"
         elif fixed is not None:  # current takes the call: no check of it to group by
             name = f"{FIXED_REVISION}: accepts"
-        by_fix.setdefault(label, (name or "", []))[1].extend(members)
-    standing = [(name, sorted(members, key=order)) for name, members in by_fix.values()]
+        by_fix.setdefault(label, (name or "", upstream, []))[2].extend(members)
+    standing = [(name, up, sorted(members, key=order)) for name, up, members in by_fix.values()]
     # Rows of one call side by side, within their block: the thread's classes, the others.
-    groups: dict[tuple[bool, bool, Case], list[tuple[str, list[Finding]]]] = {}
-    for name, members in sorted(standing, key=lambda item: item[1][0].key):
+    groups: dict[tuple[bool, bool, Case], list[tuple[str, bool, list[Finding]]]] = {}
+    for name, upstream, members in sorted(standing, key=lambda item: item[2][0].key):
         first = members[0]
-        unnamed = known_bugs.bug_class(first.signature) is None
-        groups.setdefault((not first.about_kernel, unnamed, first.case), []).append((name, members))
+        key = (not first.about_kernel, not upstream, first.case)
+        groups.setdefault(key, []).append((name, upstream, members))
 
     def place(item):
         (apart, unnamed, _), bugs = item
-        return apart, unnamed, bugs[0][1][0].key
+        return apart, unnamed, bugs[0][2][0].key
 
-    def row(name: str, members: list[Finding]) -> BugRow:
+    def row(name: str, upstream: bool, members: list[Finding]) -> BugRow:
         """A bug is new when any of its findings is, found when the first of them was."""
         times = [run.stats.first_found[f.key] for f in members if f.key in run.stats.first_found]
         is_new = any(f.key in new for f in members)
-        return BugRow(members[0], is_new, min(times, default=None), tuple(members[1:]), name)
+        first_found = min(times, default=None)
+        return BugRow(members[0], is_new, first_found, tuple(members[1:]), name, upstream)
 
     return [row(*bug) for _, bugs in sorted(groups.items(), key=place) for bug in bugs]
 
