@@ -20,7 +20,7 @@ from convcheck import engines, files, model
 from convcheck.case import Case
 from convcheck.check_ids import COMPARE, describe_unknown, load_map
 from convcheck.errors import ConvcheckError
-from convcheck.report import format_trace
+from convcheck.report import counted, format_trace
 from convcheck.validation import check_positive_int, check_seconds
 
 OK, FOUND, ERROR = 0, 1, 2
@@ -241,7 +241,8 @@ def cmd_replay(args, stdout: TextIO, stderr: TextIO) -> int:
         failed += not ok
         stdout.write(f"{entry.name:<60} {status}\n")
     kernel_entries = len(entries) - torch_bugs
-    summary = f"{len(entries)} entries, {kernel_entries - failed} passed, {failed} failed"
+    summary = f"{counted(len(entries), 'entry', 'entries')}, "
+    summary += f"{kernel_entries - failed} passed, {failed} failed"
     if torch_bugs:
         summary += f"; {torch_bugs} of torch's own bugs, never the kernel's"
         if torch_version is not None:

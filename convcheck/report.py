@@ -63,6 +63,11 @@ CASE_LEGEND = (
 )
 
 
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``count`` and its noun, in the plural unless it is one: "1 kernel bug"."""
+    return f"{count} {noun}" if count == 1 else f"{count} {plural or noun + 's'}"
+
+
 def describe_int(value: int) -> str:
     """A large integer near a power of two as that power (``2^62``, ``2^31-1``): the edges
     the fuzzer aims at, which nobody reads digit by digit."""
@@ -399,7 +404,7 @@ def format_campaign(run, args) -> str:
             if new and run.corpus_dir is not None:
                 written = f", written to {files.shown(run.corpus_dir)}/"
             says = fold.says if any(fold.with_case(r) for r in kernel) else FOLDS[-1].says
-            lines.append(f"{len(kernel)} kernel bugs ({new} new{written}), {says}")
+            lines.append(f"{counted(len(kernel), 'kernel bug')} ({new} new{written}), {says}")
         else:
             lines.append("no kernel bugs")
         if shown:
@@ -426,7 +431,7 @@ def _details_line(run, args) -> str:
 def torch_line(count: int, folder: Path | None = None) -> str:
     """torch's own bugs in one line: not the kernel's, listed with --show-torch-bugs."""
     where = f", in {files.shown(folder)}" if folder is not None else ""
-    return f"torch: {count} bugs of its own{where}; --show-torch-bugs lists them"
+    return f"torch: {counted(count, 'bug')} of its own{where}; --show-torch-bugs lists them"
 
 
 # A terminal's colours for the report: the same characters, easier to scan.

@@ -23,6 +23,7 @@ from convcheck.report import (
     bug_rows,
     ci_campaign_line,
     ci_corpus_line,
+    counted,
     describe_case,
     torch_folder,
 )
@@ -131,7 +132,7 @@ def campaign_section(run, torch_dir: Path | None) -> list[str]:
     if torch:
         where = f" (kept in {escape(files.shown(torch_dir))})" if torch_dir is not None else ""
         parts += [
-            f"<details><summary>torch: {len(torch)} bugs of its own{where}</summary>",
+            f"<details><summary>torch: {counted(len(torch), 'bug')} of its own{where}</summary>",
             _table(torch),
             "</details>",
         ]

@@ -274,7 +274,7 @@ def test_a_corpus_entry_with_an_odd_file_name_replays(tmp_path):
     (tmp_path / os.fsdecode(b"\xfe.json")).write_bytes(entry_text())
     code, out, err = run_executable("replay", str(tmp_path), "--revision", "current", "--no-torch")
     assert (code, err) == (0, ""), err
-    assert b"1 entries, 1 passed, 0 failed" in out
+    assert b"1 entry, 1 passed, 0 failed" in out
 
 
 def test_a_concurrent_writers_temporaries_are_skipped(tmp_path):
@@ -282,7 +282,7 @@ def test_a_concurrent_writers_temporaries_are_skipped(tmp_path):
     (tmp_path / ".tmp-k2j4l1.json").write_bytes(entry_text()[:40])
     code, out, err = run("replay", tmp_path, "--revision", "current", "--no-torch")
     assert (code, err) == (0, ""), err
-    assert "1 entries, 1 passed" in out
+    assert "1 entry, 1 passed" in out
 
 
 def test_ci_with_a_corpus_that_does_not_exist(tmp_path):

@@ -100,11 +100,11 @@ def test_torch_bugs_go_to_the_torch_folder_and_one_report_line(judges, tmp_path)
     args = SimpleNamespace(revision="legacy", target=None, engine="random", seed=0)
     report = format_campaign(run, args)
     torch_bugs = sum(f.kind == "torch-bug" for f in run.found.values())
-    assert f"torch: {torch_bugs} bugs of its own" in report
+    assert re.search(rf"torch: {torch_bugs} bugs? of its own", report)
     assert not re.search(r"^  torch-bug", report, re.M)
     shown = format_campaign(run, SimpleNamespace(**vars(args), show_torch_bugs=True))
     assert len(re.findall(r"^  torch-bug", shown, re.M)) == torch_bugs
-    assert "bugs of its own" not in shown
+    assert "of its own" not in shown
 
 
 def test_a_torch_folder_of_ones_own(judges, tmp_path):
@@ -124,7 +124,7 @@ def test_replay_judges_each_entry_by_its_kind(tmp_path):
     out, err = io.StringIO(), io.StringIO()
     assert main(["replay", str(tmp_path), "--revision", "legacy"], out, err) == 0, err.getvalue()
     assert re.search(r"^gone +torch's own bug: gone in torch ", out.getvalue(), re.M)
-    assert "1 entries, 0 passed, 0 failed; 1 of torch's own bugs" in out.getvalue()
+    assert "1 entry, 0 passed, 0 failed; 1 of torch's own bugs" in out.getvalue()
     crash = json.loads(shipped("crash").path.read_text())
     (tmp_path / "crash.json").write_text(json.dumps(crash))
     out = io.StringIO()
