@@ -782,7 +782,8 @@ class _ForkServer(_Child):
             self.socket.close()
             raise
         self.partial = b""
-        self.socket.sendall(launch.start_line)
+        with suppress(BrokenPipeError):  # it died at once: read_line says how
+            self.socket.sendall(launch.start_line)
 
     def marker_of(self, pid: int) -> str:
         return f"{self.base}.{pid:010d}"

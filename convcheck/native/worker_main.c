@@ -240,9 +240,14 @@ static convcheck_call call;
 static convcheck_result result;
 
 /* mode (0 check, 1 run); input, weight, has_bias, [bias], out; transposed, groups; the
- * four lists. A tensor: rank (u8), dtype (u8), sizes, dim_order (int32 each). */
-static int read_request(reader *r, int *run) {
-    *run = take_u8(r) == 1;
+ * four lists. A tensor: rank (u8), dtype (u8), sizes, dim_order (int32 each). NULL, or
+ * what is wrong with the request. */
+static const char *read_request(reader *r, int *run) {
+    uint8_t mode = take_u8(r);
+    if (mode > 1) {
+        return "mode: expected 0 (check) or 1 (run)";
+    }
+    *run = mode == 1;
     take_tensor(r, &call.input);
     take_tensor(r, &call.weight);
     call.has_bias = take_u8(r);
@@ -259,7 +264,10 @@ static int read_request(reader *r, int *run) {
     call.padding = take_list(r, &lists[1], &call.padding_len);
     call.dilation = take_list(r, &lists[2], &call.dilation_len);
     call.output_padding = take_list(r, &lists[3], &call.output_padding_len);
-    return !r->bad && r->at == r->end;
+    if (r->bad || r->at != r->end) {
+        return "a malformed request (a rank above 16, or not the bytes of one call)";
+    }
+    return NULL;
 }
 
 /* ---- answers ------------------------------------------------------------------------ */
@@ -718,10 +726,11 @@ static void serve(int request_fd, int result_fd) {
             used += 4 + (size_t)n;
             empty_output();
             int run;
-            if (read_request(&r, &run)) {
+            const char *wrong = read_request(&r, &run);
+            if (wrong == NULL) {
                 judge(run);
             } else {
-                tool_error("ValueError: a malformed request");
+                tool_error("ValueError: %s", wrong);
             }
             send_record(result_fd, &answer);
         }

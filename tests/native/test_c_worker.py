@@ -1,0 +1,65 @@
+"""The C worker (``worker_main.c``) answers every case as the Python worker
+(``convcheck/native/worker.py``) does: verdict, check id, output sizes, values, and the
+kind and site of each sanitizer crash. Its values are held equal to
+``convcheck.values`` by test_values.py, which runs through it."""
+
+import pytest
+from builders import conv, t
+
+from convcheck.errors import ConvcheckError
+from convcheck.generate import RandomSource, build_case
+from convcheck.native import NativeJudge, judge, wire
+from convcheck.native.worker import RunLimits
+
+
+def _cases(seed: int, count: int) -> list:
+    src = RandomSource(seed)
+    return [build_case(src, small=True) for _ in range(count)]
+
+
+def _answers(outcomes) -> list:
+    # The detail of a crash is its report's first line, whose addresses differ by process.
+    return [
+        (o.verdict, o.check, o.out_sizes, o.values, o.crash_kind, o.crash_site) for o in outcomes
+    ]
+
+
+# A few hundred generated cases; legacy crashes on many of them (all four bug classes).
+@pytest.mark.parametrize("revision", ["legacy", "current"])
+def test_c_and_python_workers_answer_alike(revision):
+    cases = _cases(7, 250) + [conv(bias=t(1)), conv(groups=0), conv(bias=t(4, dtype="bool"))]
+    answers = {}
+    for c_worker in (True, False):
+        with NativeJudge(revision, jobs=2, c_worker=c_worker) as native:
+            assert (native.program is not None) == c_worker
+            answers[c_worker] = (_answers(native.check(cases)), _answers(native.run(cases)))
+    assert answers[True] == answers[False]
+    checked, ran = answers[True]
+    assert {a[0] for a in ran} >= {"accept", "reject"}
+    assert any(a[3] for a in ran), "some case ran and has values"
+    if revision == "legacy":
+        assert {a[4] for a in checked + ran} >= {"division-by-zero", "heap-buffer-overflow READ"}
+
+
+def test_run_limits_reach_the_c_worker():
+    case = conv()  # out has 12 elements
+    with NativeJudge("current", limits=RunLimits(max_out_elements=11)) as native:
+        (small_enough,) = native.run([case])
+    assert (small_enough.verdict, small_enough.values) == ("accept", None)
+
+
+def test_without_a_compiler_the_python_worker_serves(monkeypatch):
+    def no_compiler(sanitized: bool):
+        raise ConvcheckError("no C compiler: neither clang nor gcc is on PATH")
+
+    monkeypatch.setattr(judge, "build_worker", no_compiler)
+    with NativeJudge("current") as native:
+        assert native.program is None
+        assert [o.describe() for o in native.check([conv()])] == ["accept [1, 4, 3]"]
+
+
+def test_a_request_is_a_few_bytes_of_the_case():
+    request = wire.encode(conv(), run=True)
+    # mode, 3 tensors of rank 3 (2 + 24 bytes), has_bias, bias of rank 1, transposed,
+    # groups, 4 lists of one value (16 bytes).
+    assert len(request) == 1 + 3 * 26 + 1 + 10 + 1 + 8 + 4 * 16
