@@ -7,7 +7,7 @@
  *   8        accepted is neither 0 nor 1   9   a check id without its NUL
  *   0        SIGSEGV                       13  hangs (writes its pid to $HOSTILE_PIDS first)
  *   42       forks a child that calls setsid and sleeps (its pid goes to $HOSTILE_PIDS)
- *   43       as 42, then SIGSEGV
+ *   43       as 42, then SIGSEGV             3   returns status 3 (check id "hostile.status")
  *
  * Built with -DGARBAGE it writes bogus result lines to fds 3..31 in its constructor and in
  * every call; with -DPRINT it prints to stdout and stderr from its constructor and
@@ -127,6 +127,9 @@ int32_t convcheck_check(const convcheck_call *call, convcheck_result *result) {
     case 0:
         raise(SIGSEGV);
         break;
+    case 3:
+        strcpy(result->check, "hostile.status");
+        return 3;
     case 13:
         record_pid(getpid());
         for (;;) {

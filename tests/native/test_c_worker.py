@@ -3,13 +3,24 @@
 kind and site of each sanitizer crash. Its values are held equal to
 ``convcheck.values`` by test_values.py, which runs through it."""
 
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
 import pytest
 from builders import conv, t
+from hostile import build as build_hostile
+from processes import running
 
 from convcheck.errors import ConvcheckError
 from convcheck.generate import RandomSource, build_case
 from convcheck.native import NativeJudge, judge, wire
 from convcheck.native.worker import RunLimits
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _cases(seed: int, count: int) -> list:
@@ -63,3 +74,74 @@ def test_a_request_is_a_few_bytes_of_the_case():
     # mode, 3 tensors of rank 3 (2 + 24 bytes), has_bias, bias of rank 1, transposed,
     # groups, 4 lists of one value (16 bytes).
     assert len(request) == 1 + 3 * 26 + 1 + 10 + 1 + 8 + 4 * 16
+
+
+# -- the sandbox's guarantees, for the C worker ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    return build_hostile(tmp_path_factory.mktemp("hostile"))
+
+
+def test_a_status_is_the_python_workers_exception(hostile):
+    sites = []
+    for c_worker in (True, False):
+        with NativeJudge(target=hostile, c_worker=c_worker) as native:
+            checked, ran, after = native.check([conv(groups=3)]) + native.run(
+                [conv(groups=3), conv()]
+            )
+        sites.append((checked.crash_kind, checked.crash_site, ran.crash_site, after.verdict))
+    assert (
+        sites[0]
+        == sites[1]
+        == (
+            "python-exception",
+            "_Status: convcheck_check returned 3 (hostile.status)",
+            "_Status: convcheck_check returned 3 (hostile.status)",
+            "accept",
+        )
+    )
+
+
+@pytest.mark.parametrize("fork_server", [False, True], ids=["started", "forked"])
+def test_a_hang_is_a_hang_and_the_next_case_is_judged(hostile, fork_server):
+    with NativeJudge(target=hostile, timeout=0.5, fork_server=fork_server) as native:
+        assert native.program is not None
+        outcomes = native.check([conv(groups=13), conv()])
+    assert [o.verdict for o in outcomes] == ["hang", "accept"]
+
+
+@pytest.mark.parametrize("fork_server", [False, True], ids=["started", "forked"])
+def test_no_c_worker_outlives_its_parent(tmp_path, hostile, fork_server):
+    script = tmp_path / "parent.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import os, signal, sys
+            sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / "tests")!r}]
+            from builders import conv
+            from convcheck.native import NativeJudge
+            native = NativeJudge(target={hostile!r}, fork_server={fork_server})
+            assert native.program is not None
+            assert native.check([conv()])[0].verdict == "accept"
+            pool = native._pool
+            pids = [w.process.pid for w in pool._workers + pool._servers]
+            for spare in pool._spares:
+                spare.adopt()
+                pids.append(spare.process.pid)
+            print(*pids, flush=True)
+            os.kill(os.getpid(), signal.SIGKILL)
+            """
+        )
+    )
+    parent = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert parent.returncode == -signal.SIGKILL, parent.stderr
+    processes = [int(pid) for pid in parent.stdout.split()]
+    assert len(processes) == (3 if fork_server else 1)
+    for pid in processes:
+        for _ in range(400):  # the kernel's SIGKILL lands soon; nobody may reap the orphan
+            if not running(pid):
+                break
+            time.sleep(0.01)
+        assert not running(pid), pid
