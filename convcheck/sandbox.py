@@ -654,6 +654,7 @@ class _Child:
         os.set_blocking(self.result_fd, False)
         self.exit_fd = os.pidfd_open(self.process.pid)  # readable once the process has exited
         self.started = time.monotonic()
+        _POOL_PROCESSES.add(self.process.pid)
 
     @staticmethod
     def _new_marker() -> str:
@@ -673,7 +674,9 @@ class _Child:
             return ""  # the server died before it answered: it forked nothing we know of
         pid = self.process.pid
         killed = set()
-        if self.process.returncode is None:
+        # A process that has exited has no descendants left: they came to this process
+        # (the subreaper) when it died, and _reap_orphans finds them.
+        if self.process.returncode is None and not self.exited():
             # Its descendants first, while they are still known by their parent.
             killed = _descendants(pid)
             for descendant in killed:
@@ -689,6 +692,7 @@ class _Child:
             os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
         _reap_orphans(killed, session=pid, marker=f"{_MARKER}={self.marker}".encode())
         self.process.wait()
+        _POOL_PROCESSES.discard(pid)
         self._close_channel()
         os.close(self.result_fd)
         os.close(self.exit_fd)
@@ -874,6 +878,8 @@ def _libc_prctl() -> Callable[..., int]:
 
 
 _prctl = _libc_prctl()  # resolved here: _die_with_parent runs between fork and exec
+# The workers and fork servers of every pool of this process, until reaped: never orphans.
+_POOL_PROCESSES: set[int] = set()
 _subreaper_pid: int | None = None
 
 
@@ -938,7 +944,8 @@ def _reap_orphans(killed: set[int], session: int, marker: bytes) -> None:
     while True:
         pending = {
             child
-            for child in _children(os.getpid()) - {session}  # the worker: its Popen reaps it
+            # Not the worker (its Popen reaps it), nor the pools' other processes.
+            for child in _children(os.getpid()) - {session} - _POOL_PROCESSES
             if child in killed or _started_by_worker(child, session, marker)
         }
         if not pending:
