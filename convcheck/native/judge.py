@@ -170,6 +170,9 @@ class NativeJudge(PoolJudge):
             "fork_server": fork_server,
         }
         if self.program is not None:
+            # The program brings its own sanitizer runtime (gcc links the one preloaded
+            # here, clang its own, which a preloaded one would clash with).
+            common["env"] = {k: v for k, v in common["env"].items() if k != "LD_PRELOAD"}
             numbers = (limits.max_tensor_elements, limits.max_out_elements, limits.max_work)
             config = [str(self.library), what, *(str(n) for n in numbers)]
             spec = WorkerSpec(program=str(self.program), config=config, **common)

@@ -57,7 +57,8 @@
 
 enum { PRIVATE_FD_LOW = 256, PRIVATE_FD_TOP = 4096 }; /* as _worker_main.private_fd */
 enum { REPORT_LIMIT = 8192 };                          /* bytes of output in an E record */
-/* A request is a few hundred bytes; its lists may be long, but not this long. */
+/* A request is a few hundred bytes; its lists may be long, but not this long (a longer
+ * one is answered with a tool-error, unread). */
 enum { REQUEST_LIMIT = 64 << 20 };
 enum { EMPTY_BLOCK = 16 }; /* see allocate_block */
 enum { SCAN_BYTES = 2048 }; /* of the thread descriptor, where glibc keeps the thread id */
@@ -532,7 +533,9 @@ static int layout(const int32_t *sizes, const int32_t *order, int32_t rank, uint
         }
         seen[d] = 1;
         strides[d] = step;
-        step *= (uint64_t)sizes[d]; /* numel <= max_tensor_elements: checked before */
+        /* Below max_tensor_elements (checked before), or wrapping past a 0 size: then no
+         * element is visited. */
+        step *= (uint64_t)sizes[d];
     }
     return 1;
 }
@@ -710,14 +713,26 @@ static void empty_output(void) {
 static void serve(int request_fd, int result_fd) {
     buffer in = {0};
     size_t used = 0; /* bytes of `in` already handled */
+    uint64_t skip = 0; /* bytes still to come of a request above REQUEST_LIMIT */
     for (;;) {
         /* Handle every complete record held, then read more. */
-        while (in.len - used >= 4) {
+        while (in.len - used >= 4 || (skip && in.len > used)) {
+            if (skip) {
+                size_t dropped = in.len - used < skip ? in.len - used : (size_t)skip;
+                used += dropped;
+                skip -= dropped;
+                continue;
+            }
             uint32_t n;
             memcpy(&n, in.data + used, 4);
-            if (n > REQUEST_LIMIT) {
-                fprintf(stderr, "convcheck worker: a request of %" PRIu32 " bytes\n", n);
-                _exit(1);
+            if (n > REQUEST_LIMIT) { /* so `in` never holds more than one request's bytes */
+                used += 4;
+                skip = n;
+                tool_error("ValueError: a request of %" PRIu32 " bytes, above the C worker's "
+                           "limit of %d",
+                           n, REQUEST_LIMIT);
+                send_record(result_fd, &answer);
+                continue;
             }
             if (in.len - used - 4 < n) {
                 break;
@@ -830,15 +845,14 @@ static int load_library(const char *path, const char *what, char *message, size_
  * takes no flags) must write the child's there, as fork does, or glibc's raise (and so
  * abort, and a sanitizer's report) signals the server's thread id from the child. */
 __attribute__((no_sanitize_address)) static pid_t *thread_id_slot(void) {
-    unsigned char *self = (unsigned char *)pthread_self();
+    /* glibc's descriptor is larger than SCAN_BYTES and aligned for its fields. */
+    pid_t *self = (pid_t *)pthread_self();
     pid_t tid = (pid_t)syscall(SYS_gettid);
     pid_t *found = NULL;
     int matches = 0;
-    for (size_t at = 0; at + sizeof(pid_t) <= SCAN_BYTES; at += sizeof(pid_t)) {
-        pid_t value;
-        memcpy(&value, self + at, sizeof value);
-        if (value == tid) {
-            found = (pid_t *)(self + at);
+    for (size_t i = 0; i < SCAN_BYTES / sizeof(pid_t); i++) {
+        if (self[i] == tid) {
+            found = &self[i];
             matches++;
         }
     }

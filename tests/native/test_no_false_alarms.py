@@ -55,6 +55,14 @@ def test_a_request_the_c_worker_cannot_read_is_a_tool_error_not_a_crash(current)
     assert "malformed request" in outcomes[1].detail
 
 
+def test_a_request_above_the_c_workers_limit_is_a_tool_error_and_skipped(current):
+    huge = bytes(64 << 20 | 1)  # REQUEST_LIMIT in worker_main.c, and one byte
+    answers = current._pool.run([huge, wire.encode(conv(), run=False)])
+    outcomes = [NativeJudge.outcome(answer) for answer in answers]
+    assert [o.verdict for o in outcomes] == ["tool-error", "accept"], outcomes
+    assert "above the C worker's limit" in outcomes[0].detail
+
+
 def _judgement(case, **native) -> Judgement:
     wrapped, exact, found = model.classify(case, "current")
     return Judgement(case, "current", wrapped, exact, found, **native)
