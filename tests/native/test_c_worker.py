@@ -3,17 +3,12 @@
 kind and site of each sanitizer crash. Its values are held equal to
 ``convcheck.values`` by test_values.py, which runs through it."""
 
-import signal
-import subprocess
-import sys
-import textwrap
-import time
 from pathlib import Path
 
 import pytest
 from builders import conv, t
 from hostile import build as build_hostile
-from processes import running
+from processes import assert_all_die, pids_left_by_a_killed_parent
 
 from convcheck.errors import ConvcheckError
 from convcheck.generate import RandomSource, build_case
@@ -114,34 +109,21 @@ def test_a_hang_is_a_hang_and_the_next_case_is_judged(hostile, fork_server):
 
 @pytest.mark.parametrize("fork_server", [False, True], ids=["started", "forked"])
 def test_no_c_worker_outlives_its_parent(tmp_path, hostile, fork_server):
-    script = tmp_path / "parent.py"
-    script.write_text(
-        textwrap.dedent(
-            f"""
-            import os, signal, sys
-            sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / "tests")!r}]
-            from builders import conv
-            from convcheck.native import NativeJudge
-            native = NativeJudge(target={hostile!r}, fork_server={fork_server})
-            assert native.program is not None
-            assert native.check([conv()])[0].verdict == "accept"
-            pool = native._pool
-            pids = [w.process.pid for w in pool._workers + pool._servers]
-            for spare in pool._spares:
-                spare.adopt()
-                pids.append(spare.process.pid)
-            print(*pids, flush=True)
-            os.kill(os.getpid(), signal.SIGKILL)
-            """
-        )
+    processes = pids_left_by_a_killed_parent(
+        tmp_path,
+        f"""
+        from builders import conv
+        from convcheck.native import NativeJudge
+        native = NativeJudge(target={hostile!r}, fork_server={fork_server})
+        assert native.program is not None
+        assert native.check([conv()])[0].verdict == "accept"
+        pool = native._pool
+        print(*[process.process.pid for process in pool._workers + pool._servers], flush=True)
+        for spare in pool._spares:
+            spare.adopt()
+            print(spare.process.pid, flush=True)
+        """,
     )
-    parent = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
-    assert parent.returncode == -signal.SIGKILL, parent.stderr
-    processes = [int(pid) for pid in parent.stdout.split()]
+    # The worker; and the fork server, and the worker it forked ahead.
     assert len(processes) == (3 if fork_server else 1)
-    for pid in processes:
-        for _ in range(400):  # the kernel's SIGKILL lands soon; nobody may reap the orphan
-            if not running(pid):
-                break
-            time.sleep(0.01)
-        assert not running(pid), pid
+    assert_all_die(processes)
