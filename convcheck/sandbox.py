@@ -19,8 +19,9 @@ Crash. Only a pool whose very first worker cannot start raises.
 
 With ``WorkerSpec.fork_server``, the workers are forked by a fork server: one process
 that has started once (the sanitizer runtime, the handler's module, ``init``) and forks
-a fresh worker in milliseconds, so a crash no longer costs a start. It forks one worker
-ahead, so a crashed worker's replacement is ready and the parent waits for no fork. A
+a fresh worker in milliseconds, so a crash no longer costs a start. It forks workers
+ahead (one; one per job for a program worker), so a crashed worker's replacement is ready
+and the parent waits for no fork. A
 forked worker is the parent's own child, with its own session, marker, timeout and
 memory limit, exactly like a started one. When forking is not safe (the server has grown a
 thread) or the server cannot start again, the pool falls back to starting workers.
@@ -251,7 +252,12 @@ class WorkerPool:
         self._env = _worker_env(spec)
         self._workers: list[_Worker] = []
         self._servers: list[_ForkServer] = []  # the fork server, once started
-        self._spares: list[_Worker] = []  # a worker forked ahead, for the next start
+        # Workers forked ahead, for the next starts, oldest first: the server answers in
+        # order, so they are adopted (and stopped) in this order. One per job for a
+        # program, whose forked copy costs little: when both workers crash at once, the
+        # second replacement is ready too. One for a Python worker.
+        self._spares: list[_Worker] = []
+        self._spare_count = self.jobs if spec.program is not None else 1
         self._forking = spec.fork_server  # False once it proved unsafe or could not restart
         # weakref.finalize also registers itself with atexit; they run last first: the
         # spare's fork is answered before its server stops.
@@ -357,7 +363,7 @@ class WorkerPool:
     def _start_worker(self) -> _Worker:
         for server in self._servers:
             try:
-                worker = self._spares.pop() if self._spares else _Worker(self._env, None, server)
+                worker = self._spares.pop(0) if self._spares else _Worker(self._env, None, server)
                 worker.adopt()
             except _ForkRefused as refused:
                 _stop_all(self._spares)
@@ -369,7 +375,8 @@ class WorkerPool:
             # The next one is forked now, while this one works: a crashed worker's
             # replacement is then ready at once, and the parent does not wait for a fork.
             with suppress(_ForkRefused):  # seen by the next start
-                self._spares.append(_Worker(self._env, None, server, adopt=False))
+                while len(self._spares) < self._spare_count:
+                    self._spares.append(_Worker(self._env, None, server, adopt=False))
             return worker
         return _Worker(self._env, self._launch(fork_server=False))
 
@@ -863,8 +870,9 @@ class _Launch:
 
 
 def _stop_all(processes: list[_Worker] | list[_ForkServer]) -> None:
+    """Stop each, in order (spares: the order the server answers in)."""
     while processes:
-        processes.pop().stop()
+        processes.pop(0).stop()
 
 
 # -- descendants ----------------------------------------------------------------------------
