@@ -1,4 +1,5 @@
-"""Building convcheck's kernel: one shared library per revision, sanitized or plain.
+"""Building convcheck's kernel: one shared library per revision, sanitized or plain; and the
+C worker program (``worker_main.c``, ``build_worker``) that judges with any such library.
 
 A library is ``convcheck.c``, ``checks_shared.c``, ``elements.c`` and ``conv_loops.c`` with
 the revision's own ``checks_<revision>.c``. Builds are cached in ``$CONVCHECK_CACHE`` (default
