@@ -84,6 +84,8 @@ static void die(const char *what) {
     _exit(1);
 }
 
+/* Room for `more` bytes. Never near SIZE_MAX: requests are bounded by REQUEST_LIMIT,
+ * answers by RunLimits' max_out_elements. */
 static void reserve(buffer *b, size_t more) {
     if (b->cap - b->len >= more) {
         return;

@@ -8,6 +8,7 @@
  *   0        SIGSEGV                       13  hangs (writes its pid to $HOSTILE_PIDS first)
  *   42       forks a child that calls setsid and sleeps (its pid goes to $HOSTILE_PIDS)
  *   43       as 42, then SIGSEGV             3   returns status 3 (check id "hostile.status")
+ *   44       allocates 512 MB: rejects with "hostile.no_memory" if it cannot
  *
  * Built with -DGARBAGE it writes bogus result lines to fds 3..31 in its constructor and in
  * every call; with -DPRINT it prints to stdout and stderr from its constructor and
@@ -130,6 +131,15 @@ int32_t convcheck_check(const convcheck_call *call, convcheck_result *result) {
     case 3:
         strcpy(result->check, "hostile.status");
         return 3;
+    case 44: {
+        char *block = malloc((size_t)512 << 20);
+        if (block == NULL) {
+            result->accepted = 0;
+            strcpy(result->check, "hostile.no_memory");
+        }
+        free(block);
+        break;
+    }
     case 13:
         record_pid(getpid());
         for (;;) {

@@ -127,3 +127,11 @@ def test_no_c_worker_outlives_its_parent(tmp_path, hostile, fork_server):
     # The worker; and the fork server, and the worker it forked ahead.
     assert len(processes) == (3 if fork_server else 1)
     assert_all_die(processes)
+
+
+def test_a_plain_c_worker_has_its_address_space_limited(hostile):
+    with NativeJudge(target=hostile, memory_limit_mb=256) as limited:
+        assert limited.program is not None
+        assert limited.check([conv(groups=44)])[0].check == "hostile.no_memory"
+    with NativeJudge(target=hostile, memory_limit_mb=None) as unlimited:
+        assert unlimited.check([conv(groups=44)])[0].verdict == "accept"
