@@ -12,10 +12,12 @@
  *
  * Built with -DGARBAGE it writes bogus result lines to fds 3..31 in its constructor and in
  * every call; with -DPRINT it prints to stdout and stderr from its constructor and
- * destructor; with -DHANG every call hangs as 13 does. $HOSTILE_LOADS names a file counting the loads; from load $HOSTILE_CRASH_FROM
- * on, the constructor aborts.
+ * destructor; with -DHANG every call hangs as 13 does; with -DTHREAD its constructor starts
+ * a thread (a process with two threads must not fork). $HOSTILE_LOADS names a file
+ * counting the loads; from load $HOSTILE_CRASH_FROM on, the constructor aborts.
  */
 #define _DEFAULT_SOURCE /* fork, setsid, pause under -std=c11 */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +46,20 @@ static void record_pid(pid_t pid) {
     }
 }
 
+#ifdef THREAD
+static void *sleep_forever(void *unused) {
+    for (;;) {
+        pause();
+    }
+    return unused;
+}
+#endif
+
 __attribute__((constructor)) static void on_load(void) {
+#ifdef THREAD
+    pthread_t thread;
+    pthread_create(&thread, NULL, sleep_forever, NULL);
+#endif
 #ifdef PRINT
     printf("{\"name\": \"printed by the constructor\"}\n{");
     fprintf(stderr, "constructor says hello\n");

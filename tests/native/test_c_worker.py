@@ -135,3 +135,15 @@ def test_a_plain_c_worker_has_its_address_space_limited(hostile):
         assert limited.check([conv(groups=44)])[0].check == "hostile.no_memory"
     with NativeJudge(target=hostile, memory_limit_mb=None) as unlimited:
         assert unlimited.check([conv(groups=44)])[0].verdict == "accept"
+
+
+def test_a_target_with_a_thread_is_served_by_started_c_workers(tmp_path):
+    library = build_hostile(tmp_path, "THREAD")
+    with NativeJudge(target=library, jobs=2) as native:
+        outcomes = native.check([conv(), conv(groups=0), conv()])
+        assert not native._pool._forking  # the server said it cannot fork
+    assert [(o.verdict, o.crash_kind) for o in outcomes] == [
+        ("accept", None),
+        ("crash", "SIGSEGV"),
+        ("accept", None),
+    ]
