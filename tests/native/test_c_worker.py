@@ -18,9 +18,9 @@ from convcheck.native.worker import RunLimits
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _cases(seed: int, count: int) -> list:
+def _cases(seed: int, count: int, small: bool = True) -> list:
     src = RandomSource(seed)
-    return [build_case(src, small=True) for _ in range(count)]
+    return [build_case(src, small=small) for _ in range(count)]
 
 
 def _answers(outcomes) -> list:
@@ -30,10 +30,12 @@ def _answers(outcomes) -> list:
     ]
 
 
-# A few hundred generated cases; legacy crashes on many of them (all four bug classes).
+# A few hundred generated cases, small (every dtype, layout, transposed or not: most run)
+# and not (sizes up to 2^31 - 1: past the run limits); legacy crashes on many of them.
 @pytest.mark.parametrize("revision", ["legacy", "current"])
 def test_c_and_python_workers_answer_alike(revision):
-    cases = _cases(7, 250) + [conv(bias=t(1)), conv(groups=0), conv(bias=t(4, dtype="bool"))]
+    cases = _cases(7, 250) + _cases(8, 100, small=False)
+    cases += [conv(bias=t(1)), conv(groups=0), conv(bias=t(4, dtype="bool"))]
     answers = {}
     for c_worker in (True, False):
         with NativeJudge(revision, jobs=2, c_worker=c_worker) as native:
