@@ -164,7 +164,9 @@ class NativeJudge(PoolJudge):
         limits = limits or RunLimits()
         self.program = _c_worker(sanitized) if c_worker and worker == _PYTHON_WORKER else None
         common = {
-            "env": _worker_env(sanitized, fork_server),
+            # A started C worker symbolizes no better than a forked one: the sandbox names
+            # the frames for both (a started one would spend most of its crash on it).
+            "env": _worker_env(sanitized, fork_server or self.program is not None),
             "memory_limit_mb": memory_limit_mb,
             "sanitized": sanitized,
             "fork_server": fork_server,

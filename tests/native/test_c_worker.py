@@ -31,18 +31,23 @@ def _answers(outcomes) -> list:
 
 
 # A few hundred generated cases, small (every dtype, layout, transposed or not: most run)
-# and not (sizes up to 2^31 - 1: past the run limits); legacy crashes on many of them.
+# and not (sizes up to 2^31 - 1: past the run limits); legacy crashes on many of them. The C
+# workers forked by their server, and started (as when a server cannot fork).
 @pytest.mark.parametrize("revision", ["legacy", "current"])
 def test_c_and_python_workers_answer_alike(revision):
     cases = _cases(7, 250) + _cases(8, 100, small=False)
     cases += [conv(bias=t(1)), conv(groups=0), conv(bias=t(4, dtype="bool"))]
     answers = {}
-    for c_worker in (True, False):
-        with NativeJudge(revision, jobs=2, c_worker=c_worker) as native:
+    for c_worker, fork_server in ((False, True), (True, True), (True, False)):
+        with NativeJudge(revision, jobs=2, c_worker=c_worker, fork_server=fork_server) as native:
             assert (native.program is not None) == c_worker
-            answers[c_worker] = (_answers(native.check(cases)), _answers(native.run(cases)))
-    assert answers[True] == answers[False]
-    checked, ran = answers[True]
+            answers[c_worker, fork_server] = (
+                _answers(native.check(cases)),
+                _answers(native.run(cases)),
+            )
+    assert answers[True, True] == answers[False, True]
+    assert answers[True, False] == answers[False, True]
+    checked, ran = answers[True, True]
     assert {a[0] for a in ran} >= {"accept", "reject"}
     assert any(a[3] for a in ran), "some case ran and has values"
     if revision == "legacy":
