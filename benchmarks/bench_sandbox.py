@@ -1,6 +1,7 @@
 """Requests per second through a WorkerPool, measured side by side in one run.
 
-Run: ``python benchmarks/bench_sandbox.py``. Prints:
+Run: ``python benchmarks/bench_sandbox.py [PART ...]``, PART one of ``sandbox``,
+``restarts``, ``check``, ``run``, ``asan`` (default: all). Prints:
 
 1. with a trivial handler, one row per job count, one column per batch size: the
    per-request cost of the sandbox itself (pipes, JSON, the poll loop);
@@ -9,9 +10,10 @@ Run: ``python benchmarks/bench_sandbox.py``. Prints:
    rate without crashes; then the same with the sanitized legacy kernel (NativeJudge),
    whose crashes are sanitizer reports, on a mix of generated cases 30% of which crash:
    the check entry (UBSan reports) and the run entry (mostly ASan heap-buffer-overflow
-   reports). For those, also the cost of one crash: wall ms, and CPU ms of every process
-   (parent, workers, fork server) beyond what as many clean cases cost; then the fork
-   server under ASAN_OPTIONS variants.
+   reports), each with the Python worker (``convcheck/native/worker.py``) and the C worker
+   (``worker_main.c``), started or forked. For those, also the cost of one crash: wall
+   ms, and CPU ms of every process (parent, workers, fork server) beyond what as many
+   clean cases cost; then the C worker's fork server under ASAN_OPTIONS variants.
 
 The machine may be shared: compare the columns of one run, not runs; the CPU columns are
 the ones that a loaded machine disturbs least (``uptime`` is printed).
@@ -73,6 +75,7 @@ def _mix(crashing: list, clean: list, count: int) -> list:
 
 
 def crash_restarts() -> None:
+    """The Python handler's rows."""
     spec = WorkerSpec(handler=HANDLER)
     clean = [{"index": i} for i in range(1000)]
     mixed = _mix([{"crash": True}], clean, 1000)
@@ -81,14 +84,28 @@ def crash_restarts() -> None:
         with WorkerPool(dataclasses.replace(spec, fork_server=fork_server), jobs=2) as pool:
             rows.append((label, requests_per_second(pool, clean), requests_per_second(pool, mixed)))
     _print_rows("Python handler, SIGSEGV", rows)
-    for mode in ("check", "run"):
-        crashing, clean = _legacy_cases(mode)
-        mixed = _mix(crashing, clean, 1000)
-        rows = [
-            (label, *_crash_cost(mode, clean, mixed, fork_server=fork_server))
-            for label, fork_server in (("started", False), ("fork server", True))
-        ]
-        _print_cost_rows(f"sanitized legacy kernel, {mode} entry", rows)
+
+
+# (label, fork_server, c_worker): the first is what the others are compared with.
+WORKERS = (
+    ("Python, started", False, False),
+    ("Python, fork server", True, False),
+    ("C, started", False, True),
+    ("C, fork server", True, True),
+)
+
+
+def kernel_crashes(mode: str) -> None:
+    crashing, clean = _legacy_cases(mode)
+    mixed = _mix(crashing, clean, 1000)
+    rows = [
+        (label, *_crash_cost(mode, clean, mixed, fork_server, c_worker))
+        for label, fork_server, c_worker in WORKERS
+    ]
+    _print_cost_rows(f"sanitized legacy kernel, {mode} entry", rows)
+
+
+def asan_variants() -> None:
     crashing, clean = _legacy_cases("run")
     mixed = _mix(crashing, clean, 1000)
     from convcheck.native import judge
@@ -98,10 +115,10 @@ def crash_restarts() -> None:
     for options in ASAN_VARIANTS:
         judge._worker_env = _asan_options_added(given, options)
         try:
-            rows.append((options or "(as set)", *_crash_cost("run", clean, mixed, True)))
+            rows.append((options or "(as set)", *_crash_cost("run", clean, mixed, True, True)))
         finally:
             judge._worker_env = given
-    _print_cost_rows("fork server, run entry, added to ASAN_OPTIONS", rows)
+    _print_cost_rows("C worker's fork server, run entry, added to ASAN_OPTIONS", rows)
 
 
 def _asan_options_added(worker_env, options: str):
@@ -131,12 +148,12 @@ def _cpu_seconds(judge) -> float:
     return total
 
 
-def _crash_cost(mode: str, clean: list, mixed: list, fork_server: bool) -> tuple:
+def _crash_cost(mode: str, clean: list, mixed: list, fork_server: bool, c_worker: bool) -> tuple:
     """Cases/s on ``clean`` and on ``mixed``; ms of wall and of CPU per crash beyond a clean
     case's."""
     from convcheck.native import NativeJudge
 
-    with NativeJudge("legacy", jobs=2, fork_server=fork_server) as judge:
+    with NativeJudge("legacy", jobs=2, fork_server=fork_server, c_worker=c_worker) as judge:
         judge.check(clean[:2])
         clean_rate, clean_cpu, _ = _judge_rate(judge, clean, mode)
         mixed_rate, mixed_cpu, crashes = _judge_rate(judge, mixed, mode)
@@ -147,17 +164,17 @@ def _crash_cost(mode: str, clean: list, mixed: list, fork_server: bool) -> tuple
 
 
 def _judge_rate(judge, cases: list, mode: str = "check") -> tuple[float, float, int]:
-    """Cases/s, CPU seconds per case and the number of crashes, over SECONDS * 3."""
+    """Cases/s, CPU seconds per case and the number of crashes, over SECONDS * 2."""
     judge_cases = judge.check if mode == "check" else judge.run
     judge_cases(cases[:2])
     done = crashes = 0
     cpu, start = _cpu_seconds(judge), time.perf_counter()
-    while time.perf_counter() - start < SECONDS * 3:
+    while time.perf_counter() - start < SECONDS * 2:
         for at in range(0, len(cases), 100):
             outcomes = judge_cases(cases[at : at + 100])
             done += len(outcomes)
             crashes += sum(outcome.verdict == "crash" for outcome in outcomes)
-            if time.perf_counter() - start > SECONDS * 3:
+            if time.perf_counter() - start > SECONDS * 2:
                 break
     seconds = time.perf_counter() - start
     return done / seconds, (_cpu_seconds(judge) - cpu) / done, crashes
@@ -201,13 +218,28 @@ def _print_cost_rows(title: str, rows: list) -> None:
             f"  {label:<{width}} {clean:>11,.0f} {mixed:>14,.0f} {mixed / clean:>7.3f}"
             f" {wall_ms:>14.1f} {cpu_ms:>13.1f}"
         )
-    print(f"  {rows[-1][0]} / {rows[0][0]}, {share}: {rows[-1][2] / rows[0][2]:.2f}x")
+    for label, _, mixed, _, _ in rows[1:]:
+        print(f"  {label} / {rows[0][0]}, {share}: {mixed / rows[0][2]:.2f}x")
+
+
+PARTS = {
+    "sandbox": sandbox_cost,
+    "restarts": crash_restarts,
+    "check": lambda: kernel_crashes("check"),
+    "run": lambda: kernel_crashes("run"),
+    "asan": asan_variants,
+}
 
 
 def main() -> None:
-    sandbox_cost()
-    print()
-    crash_restarts()
+    parts = sys.argv[1:] or list(PARTS)
+    unknown = [part for part in parts if part not in PARTS]
+    if unknown:
+        sys.exit(f"bench_sandbox.py: unknown part {unknown[0]!r} (known: {', '.join(PARTS)})")
+    for at, part in enumerate(parts):
+        if at:
+            print()
+        PARTS[part]()
 
 
 if __name__ == "__main__":

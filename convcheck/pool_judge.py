@@ -26,7 +26,7 @@ class PoolJudge:
         """The output of a worker that crashed on ``case`` (the sanitizer's report as it
         printed it), judged again; "" when it does not crash. For a harness, whose crash
         ClusterFuzz reads from that report."""
-        (answer,) = self._pool.run([{"case": case.to_json(), "mode": mode}], None)
+        (answer,) = self._pool.run([self._request(case, mode)], None)
         return answer.report if isinstance(answer, Crash) else ""
 
     def close(self) -> None:
@@ -47,9 +47,13 @@ class PoolJudge:
     def _judge(
         self, cases: Sequence[Case], mode: str, deadline: float | None
     ) -> list[Outcome | None]:
-        requests = [{"case": case.to_json(), "mode": mode} for case in cases]
+        requests = [self._request(case, mode) for case in cases]
         answers = self._pool.run(requests, deadline)
         return [None if answer is None else self.outcome(answer) for answer in answers]
+
+    def _request(self, case: Case, mode: str) -> dict | bytes:
+        """What the workers are sent to judge ``case`` by ``mode`` ("check" or "run")."""
+        return {"case": case.to_json(), "mode": mode}
 
     @staticmethod
     def outcome(answer: dict | Crash | Hang) -> Outcome:

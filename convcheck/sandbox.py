@@ -19,13 +19,18 @@ Crash. Only a pool whose very first worker cannot start raises.
 
 With ``WorkerSpec.fork_server``, the workers are forked by a fork server: one process
 that has started once (the sanitizer runtime, the handler's module, ``init``) and forks
-a fresh worker in milliseconds, so a crash no longer costs a start. It forks one worker
-ahead, so a crashed worker's replacement is ready and the parent waits for no fork. A
+a fresh worker in milliseconds, so a crash no longer costs a start. It forks workers
+ahead (one; one per job for a program worker), so a crashed worker's replacement is ready
+and the parent waits for no fork. A
 forked worker is the parent's own child, with its own session, marker, timeout and
 memory limit, exactly like a started one. When forking is not safe (the server has grown a
 thread) or the server cannot start again, the pool falls back to starting workers.
 
 The worker's side, and the protocol between the two, is ``convcheck/_worker_main.py``.
+A worker may instead be a program (``WorkerSpec.program``, such as the native judge's C
+worker, ``convcheck/native/worker_main.c``): it is started, or forked by its own fork
+server, the same way, with the same guarantees; its requests and results are bytes,
+framed as records (see ``_RecordFraming``).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ import select
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -113,7 +119,11 @@ class WorkerSpec:
     """What a worker process runs: ``init(config)`` once, then ``handler(request) -> dict``.
 
     ``handler`` and ``init`` are ``"module:function"`` names, imported in the worker with
-    the parent's ``sys.path``. ``env`` is added to the worker's environment only.
+    the parent's ``sys.path``. Or ``program``, the path of an executable that serves
+    requests as records (bytes in, bytes out; ``handler`` and ``init`` then unset), started
+    as ``program REQUEST_FD RESULT_FD PARENT_PID MODE MEMORY_MB MARKER *config`` (MODE
+    "serve" or "fork-server", MEMORY_MB "-" for none; ``config`` a list of strings).
+    ``env`` is added to the worker's environment only.
     ``memory_limit_mb`` (None for no limit) caps the worker's address space; when
     ``sanitized`` (the worker loads an ASan library, which reserves terabytes of address
     space for its shadow) it adds ASan's RSS and allocation limits to ASAN_OPTIONS
@@ -122,16 +132,19 @@ class WorkerSpec:
     ``WorkerPool``); only for handlers and libraries that start no threads.
     """
 
-    handler: str
+    handler: str = ""
     init: str | None = None
     config: Any = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
     memory_limit_mb: int | None = 4096
     sanitized: bool = False
     fork_server: bool = False
+    program: str | None = None
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.handler, str) and _NAME.fullmatch(self.handler)):
+        if self.program is not None:
+            self._check_program()
+        elif not (isinstance(self.handler, str) and _NAME.fullmatch(self.handler)):
             raise ConvcheckError(f"handler {self.handler!r} is not a 'module:function' name")
         if self.init is not None and not (
             isinstance(self.init, str) and _NAME.fullmatch(self.init)
@@ -151,8 +164,16 @@ class WorkerSpec:
         if limit is not None and limit <= 0:
             raise ConvcheckError(f"memory_limit_mb {limit!r} is not positive")
 
+    def _check_program(self) -> None:
+        if not isinstance(self.program, str) or not os.path.isabs(self.program):
+            raise ConvcheckError(f"program {self.program!r} is not an absolute path")
+        if self.handler or self.init is not None:
+            raise ConvcheckError(f"program {self.program}: no handler or init with a program")
+        if not isinstance(self.config, list) or not all(isinstance(a, str) for a in self.config):
+            raise ConvcheckError(f"program {self.program}: config must be a list of strings")
+
     def describe(self) -> str:
-        parts = [self.handler]
+        parts = [self.handler or os.path.basename(self.program or "")]
         if self.init is not None:
             parts.append(f"init {self.init}")
         if self.memory_limit_mb is not None:
@@ -231,7 +252,12 @@ class WorkerPool:
         self._env = _worker_env(spec)
         self._workers: list[_Worker] = []
         self._servers: list[_ForkServer] = []  # the fork server, once started
-        self._spares: list[_Worker] = []  # a worker forked ahead, for the next start
+        # Workers forked ahead, for the next starts, oldest first: the server answers in
+        # order, so they are adopted (and stopped) in this order. One per job for a
+        # program, whose forked copy costs little: when both workers crash at once, the
+        # second replacement is ready too. One for a Python worker.
+        self._spares: list[_Worker] = []
+        self._spare_count = self.jobs if spec.program is not None else 1
         self._forking = spec.fork_server  # False once it proved unsafe or could not restart
         # weakref.finalize also registers itself with atexit; they run last first: the
         # spare's fork is answered before its server stops.
@@ -283,7 +309,10 @@ class WorkerPool:
         None for a request left unfinished because the batch was cancelled or reached
         ``deadline`` (a ``time.monotonic()`` time).
         """
-        lines = [_encode(index, request) for index, request in enumerate(requests)]
+        if self.spec.program is None:
+            lines = [_encode(index, request) for index, request in enumerate(requests)]
+        else:
+            lines = [_RecordFraming.encode(i, request) for i, request in enumerate(requests)]
         with self._lock:
             self._batch_thread = threading.get_ident()
             try:
@@ -308,6 +337,16 @@ class WorkerPool:
             while os.read(self._wake_read, 64):
                 pass
 
+    def _launch(self, fork_server: bool) -> _Launch:
+        """How a worker (or, ``fork_server``, the fork server) is started."""
+        if self.spec.program is None:
+            command = [sys.executable, "-u", _WORKER_MAIN]
+            return _Launch(command, [], self._start_line(fork_server))
+        limit = self.spec.memory_limit_mb
+        mode = "fork-server" if fork_server else "serve"
+        memory = "-" if limit is None or self.spec.sanitized else str(limit)
+        return _Launch([self.spec.program], [mode, memory, _MARKER, *self.spec.config], b"")
+
     def _start_line(self, fork_server: bool) -> bytes:
         start = {
             "path": sys.path,
@@ -324,7 +363,7 @@ class WorkerPool:
     def _start_worker(self) -> _Worker:
         for server in self._servers:
             try:
-                worker = self._spares.pop() if self._spares else _Worker(self._env, b"", server)
+                worker = self._spares.pop(0) if self._spares else _Worker(self._env, None, server)
                 worker.adopt()
             except _ForkRefused as refused:
                 _stop_all(self._spares)
@@ -336,15 +375,16 @@ class WorkerPool:
             # The next one is forked now, while this one works: a crashed worker's
             # replacement is then ready at once, and the parent does not wait for a fork.
             with suppress(_ForkRefused):  # seen by the next start
-                self._spares.append(_Worker(self._env, b"", server, adopt=False))
+                while len(self._spares) < self._spare_count:
+                    self._spares.append(_Worker(self._env, None, server, adopt=False))
             return worker
-        return _Worker(self._env, self._start_line(fork_server=False))
+        return _Worker(self._env, self._launch(fork_server=False))
 
     def _start_server(self, deadline: float) -> bool:
         """Start the fork server; False if the batch is cancelled or reaches ``deadline``
         first. A server that cannot start is a set-up error if no worker of this pool ever
         started, else the pool starts its workers from now on."""
-        server = _ForkServer(self._env, self._start_line(fork_server=True))
+        server = _ForkServer(self._env, self._launch(fork_server=True))
         line = server.read_line(min(deadline, time.monotonic() + _START_TIMEOUT), self._wake_read)
         if line == b"S":
             self._servers.append(server)
@@ -383,6 +423,7 @@ class _Batch:
         self.left = len(lines)
         self.rss_limit_mb = pool.spec.memory_limit_mb if pool.spec.sanitized else None
         self.rss_check_at = 0.0
+        self.framing = _LineFraming if pool.spec.program is None else _RecordFraming
 
     def run(self) -> list[dict[str, Any] | Crash | Hang | None]:
         for worker in [w for w in self.workers if w.exited()]:
@@ -497,11 +538,11 @@ class _Batch:
                 return
 
     def _take(self, worker: _Worker, data: bytes) -> bool:
-        """The complete lines in ``data``; False if they made the worker stop."""
-        *lines, worker.partial = (worker.partial + data).split(b"\n")
+        """The complete messages in ``data``; False if they made the worker stop."""
+        lines, worker.partial = self.framing.split(worker.partial + data)
         for line in lines:
             if worker.ready:
-                result = _decode(line)
+                result = self.framing.decode(line)
                 if result is None:
                     # Only the worker knows where its result pipe is: something in it
                     # went looking, or scribbled over memory.
@@ -568,17 +609,18 @@ class _Child:
     _count = 0
     pending: _ForkServer | None = None
 
-    def _open(self, env: dict[str, str], channel: int, server: _ForkServer | None) -> None:
-        """Start the process, or ask ``server`` to fork it; it reads from ``channel``,
-        which is closed here."""
+    def _open(
+        self, env: dict[str, str], channel: int, server: _ForkServer | None, launch: _Launch | None
+    ) -> None:
+        """Start the process as ``launch`` says, or ask ``server`` to fork it; it reads from
+        ``channel``, which is closed here."""
         # The process's stdout and stderr: emptied by a worker before each request.
         self.output = tempfile.TemporaryFile()
         self.result_fd, result_write = os.pipe()
         try:
             if server is None:
                 self.process = _SPAWNER.popen(
-                    [sys.executable, "-u", _WORKER_MAIN]
-                    + [str(channel), str(result_write), str(os.getpid())],
+                    launch.argv(channel, result_write),
                     stdin=subprocess.DEVNULL,
                     stdout=self.output,
                     stderr=self.output,
@@ -619,6 +661,7 @@ class _Child:
         os.set_blocking(self.result_fd, False)
         self.exit_fd = os.pidfd_open(self.process.pid)  # readable once the process has exited
         self.started = time.monotonic()
+        _POOL_PROCESSES.add(self.process.pid)
 
     @staticmethod
     def _new_marker() -> str:
@@ -638,7 +681,9 @@ class _Child:
             return ""  # the server died before it answered: it forked nothing we know of
         pid = self.process.pid
         killed = set()
-        if self.process.returncode is None:
+        # A process that has exited has no descendants left: they came to this process
+        # (the subreaper) when it died, and _reap_orphans finds them.
+        if self.process.returncode is None and not self.exited():
             # Its descendants first, while they are still known by their parent.
             killed = _descendants(pid)
             for descendant in killed:
@@ -654,6 +699,7 @@ class _Child:
             os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
         _reap_orphans(killed, session=pid, marker=f"{_MARKER}={self.marker}".encode())
         self.process.wait()
+        _POOL_PROCESSES.discard(pid)
         self._close_channel()
         os.close(self.result_fd)
         os.close(self.exit_fd)
@@ -670,20 +716,20 @@ class _Child:
 class _Worker(_Child):
     """One worker process, the parent's ends of its pipes, and the requests it holds.
 
-    Started with ``start_line``, or forked by ``server`` (then already started; with
+    Started as ``launch`` says, or forked by ``server`` (then already started; with
     ``adopt`` false, taken as this worker's later, see ``adopt``)."""
 
     def __init__(
         self,
         env: dict[str, str],
-        start_line: bytes,
+        launch: _Launch | None,
         server: _ForkServer | None = None,
         adopt: bool = True,
     ) -> None:
         self.marker = self._new_marker()
         request_read, self.request_fd = os.pipe()
         try:
-            self._open(env, request_read, server)
+            self._open(env, request_read, server, launch)
         except BaseException:
             os.close(self.request_fd)
             raise
@@ -691,7 +737,7 @@ class _Worker(_Child):
         self.ready = False
         self.held: deque[int] = deque()  # indices of the requests sent, oldest first
         self.since = 0.0  # when the oldest held request started waiting for its result
-        self.outgoing = bytearray(b"" if server else start_line)
+        self.outgoing = bytearray(b"" if launch is None else launch.start_line)
         self.partial = b""
         if adopt:
             self.adopt()
@@ -731,23 +777,24 @@ class _ForkRefused(Exception):
 
 
 class _ForkServer(_Child):
-    """The process that forks workers (see ``_worker_main``), started with ``start_line``.
+    """The process that forks workers (see ``_worker_main``), started as ``launch`` says.
 
     Its marker ends in a fixed-width number, which each worker it forks overwrites with
     its own pid, in place: so the parent knows every forked worker's marker.
     """
 
-    def __init__(self, env: dict[str, str], start_line: bytes) -> None:
+    def __init__(self, env: dict[str, str], launch: _Launch) -> None:
         self.base = self._new_marker()
         self.marker = self.marker_of(0)
         self.socket, theirs = socket.socketpair()
         try:
-            self._open(env, theirs.detach(), None)
+            self._open(env, theirs.detach(), None, launch)
         except BaseException:
             self.socket.close()
             raise
         self.partial = b""
-        self.socket.sendall(start_line)
+        with suppress(BrokenPipeError):  # it died at once: read_line says how
+            self.socket.sendall(launch.start_line)
 
     def marker_of(self, pid: int) -> str:
         return f"{self.base}.{pid:010d}"
@@ -808,9 +855,24 @@ class _Adopted:
         return self.returncode
 
 
+@dataclass(frozen=True)
+class _Launch:
+    """How a process of the pool is started: ``command``, its three descriptor arguments
+    (request fd, result fd, the parent's pid), ``arguments``; then ``start_line`` sent."""
+
+    command: list[str]
+    arguments: list[str]
+    start_line: bytes
+
+    def argv(self, channel: int, result_write: int) -> list[str]:
+        fds = [str(channel), str(result_write), str(os.getpid())]
+        return [*self.command, *fds, *self.arguments]
+
+
 def _stop_all(processes: list[_Worker] | list[_ForkServer]) -> None:
+    """Stop each, in order (spares: the order the server answers in)."""
     while processes:
-        processes.pop().stop()
+        processes.pop(0).stop()
 
 
 # -- descendants ----------------------------------------------------------------------------
@@ -824,6 +886,8 @@ def _libc_prctl() -> Callable[..., int]:
 
 
 _prctl = _libc_prctl()  # resolved here: _die_with_parent runs between fork and exec
+# The workers and fork servers of every pool of this process, until reaped: never orphans.
+_POOL_PROCESSES: set[int] = set()
 _subreaper_pid: int | None = None
 
 
@@ -888,7 +952,8 @@ def _reap_orphans(killed: set[int], session: int, marker: bytes) -> None:
     while True:
         pending = {
             child
-            for child in _children(os.getpid()) - {session}  # the worker: its Popen reaps it
+            # Not the worker (its Popen reaps it), nor the pools' other processes.
+            for child in _children(os.getpid()) - {session} - _POOL_PROCESSES
             if child in killed or _started_by_worker(child, session, marker)
         }
         if not pending:
@@ -983,9 +1048,11 @@ def _worker_env(spec: WorkerSpec) -> dict[str, str]:
     env = {**os.environ, **spec.env}
     if spec.sanitized and spec.memory_limit_mb is not None:
         limit = spec.memory_limit_mb
-        limits = (
-            f"hard_rss_limit_mb={limit}:allocator_may_return_null=0:max_allocation_size_mb={limit}"
-        )
+        limits = f"allocator_may_return_null=0:max_allocation_size_mb={limit}"
+        if spec.program is None:
+            limits = f"hard_rss_limit_mb={limit}:{limits}"
+        # A program linked with ASan enforces hard_rss_limit_mb from a thread of its own,
+        # which would keep its fork server from forking: the pool watches the RSS instead.
         given = env.get("ASAN_OPTIONS")
         env["ASAN_OPTIONS"] = f"{given}:{limits}" if given else limits
     return env
@@ -998,6 +1065,77 @@ def _encode(index: int, request: dict[str, Any]) -> bytes:
         return (json.dumps(request) + "\n").encode()
     except (TypeError, ValueError) as exc:
         raise ConvcheckError(f"request {index} is not JSON-able: {exc}") from None
+
+
+class _LineFraming:
+    """A Python worker's results: lines, ``R<json>`` or ``E<json>`` (see ``_decode``)."""
+
+    @staticmethod
+    def split(data: bytes) -> tuple[list[bytes], bytes]:
+        *lines, partial = data.split(b"\n")
+        return lines, partial
+
+    @staticmethod
+    def decode(line: bytes) -> dict[str, Any] | Crash | None:
+        return _decode(line)
+
+
+class _RecordFraming:
+    """A program worker's messages, both ways: a length (uint32, the machine's byte order),
+    then that many bytes. From the worker: ``S``, ``F<message>``, ``R<answer>`` (its bytes
+    are the result) or ``E<site><report>`` (the program could not answer: a
+    "python-exception" Crash; each string a uint32 length and UTF-8 bytes)."""
+
+    _LENGTH = struct.Struct("=I")
+    _LIMIT = 1 << 28  # bytes: no answer is this long; a longer length is garbage
+
+    @classmethod
+    def encode(cls, index: int, request: bytes) -> bytes:
+        if not isinstance(request, bytes):
+            raise ConvcheckError(f"request {index} is a {type(request).__name__}, not bytes")
+        return cls._LENGTH.pack(len(request)) + request
+
+    @classmethod
+    def split(cls, data: bytes) -> tuple[list[bytes], bytes]:
+        """The complete messages, and what is left; an empty message (no message's form)
+        when a length is garbage, and the rest dropped."""
+        messages: list[bytes] = []
+        at = 0
+        while len(data) - at >= 4:
+            (length,) = cls._LENGTH.unpack_from(data, at)
+            if length > cls._LIMIT:
+                messages.append(b"")
+                return messages, b""
+            if len(data) - at - 4 < length:
+                break
+            messages.append(data[at + 4 : at + 4 + length])
+            at += 4 + length
+        return messages, data[at:]
+
+    @classmethod
+    def decode(cls, message: bytes) -> bytes | Crash | None:
+        tag = message[:1]
+        if tag == b"R":
+            return message[1:]
+        if tag != b"E":
+            return None
+        try:
+            site, at = cls._string(message, 1)
+            report, at = cls._string(message, at)
+        except (struct.error, ValueError):
+            return None
+        if at != len(message):
+            return None
+        first = site.strip().splitlines()[:1]
+        return Crash("python-exception", first[0][:200] if first else "", None, None, report)
+
+    @classmethod
+    def _string(cls, message: bytes, at: int) -> tuple[str, int]:
+        (length,) = cls._LENGTH.unpack_from(message, at)
+        end = at + 4 + length
+        if end > len(message):
+            raise ValueError("past the end")
+        return message[at + 4 : end].decode(errors="replace"), end
 
 
 def _decode(line: bytes) -> dict[str, Any] | Crash | None:

@@ -1,4 +1,5 @@
-"""Building convcheck's kernel: one shared library per revision, sanitized or plain.
+"""Building convcheck's kernel: one shared library per revision, sanitized or plain; and the
+C worker program (``worker_main.c``, ``build_worker``) that judges with any such library.
 
 A library is ``convcheck.c``, ``checks_shared.c``, ``elements.c`` and ``conv_loops.c`` with
 the revision's own ``checks_<revision>.c``. Builds are cached in ``$CONVCHECK_CACHE`` (default
@@ -37,6 +38,10 @@ SANITIZED_FLAGS = (
     "-fPIC",
 )
 PLAIN_FLAGS = ("-std=c11", "-O2", "-shared", "-fPIC")
+# The C worker (worker_main.c) is a program: the same flags, without the library's.
+_LIBRARY_ONLY = ("-shared", "-fPIC")
+WORKER_SOURCE = "worker_main.c"
+WORKER_LIBRARIES = ("-ldl", "-lm")
 
 # What a worker running a sanitized library needs: the first report is fatal and ends in
 # an abort, and a leak at exit is no finding of ours.
@@ -75,6 +80,19 @@ def build_library(revision: str, sanitized: bool = True) -> Path:
     return compile_shared(sources, f"convcheck-{revision}", sanitized, headers=headers)
 
 
+def build_worker(sanitized: bool = True) -> Path:
+    """The path of the C worker program (``worker_main.c``), built with the flags of a
+    library that is ``sanitized`` or not, compiled on first use."""
+    flags = SANITIZED_FLAGS if sanitized else PLAIN_FLAGS
+    return _compile(
+        [SOURCE_DIR / WORKER_SOURCE],
+        f"convcheck-worker-{'asan' if sanitized else 'plain'}",
+        tuple(flag for flag in flags if flag not in _LIBRARY_ONLY),
+        [SOURCE_DIR / "convcheck_abi.h"],
+        libraries=WORKER_LIBRARIES,
+    )
+
+
 def compile_shared(
     sources: Sequence[Path],
     name: str,
@@ -86,16 +104,28 @@ def compile_shared(
     Sources are compiled from their own directory and by file name, so sanitizer reports
     name sites as ``checks_legacy.c:123``. ``headers`` only feed the cache key.
     """
-    cc = compiler()
     flags = SANITIZED_FLAGS if sanitized else PLAIN_FLAGS
+    flavour = "asan" if sanitized else "plain"
+    return _compile(sources, f"lib{name}-{flavour}", flags, headers, suffix=".so")
+
+
+def _compile(
+    sources: Sequence[Path],
+    stem: str,
+    flags: Sequence[str],
+    headers: Sequence[Path],
+    suffix: str = "",
+    libraries: Sequence[str] = (),
+) -> Path:
+    """``sources`` compiled with ``flags`` into the cache as ``<stem>-<hash><suffix>``."""
+    cc = compiler()
     digest = hashlib.sha256()
-    for part in (cc, _compiler_version(cc), *flags):
+    for part in (cc, _compiler_version(cc), *flags, *libraries):
         digest.update(part.encode() + b"\0")
     for path in [*sources, *headers]:
         digest.update(path.name.encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
-    flavour = "asan" if sanitized else "plain"
-    target = cache_dir() / f"lib{name}-{flavour}-{digest.hexdigest()[:16]}.so"
+    target = cache_dir() / f"{stem}-{digest.hexdigest()[:16]}{suffix}"
     if target.exists():
         return target
     directories = {path.parent for path in sources}
@@ -104,10 +134,10 @@ def compile_shared(
     fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=target.name, suffix=".tmp")
     os.close(fd)
     try:
-        command = [cc, *flags, "-o", temporary, *(path.name for path in sources)]
+        command = [cc, *flags, "-o", temporary, *(path.name for path in sources), *libraries]
         done = subprocess.run(command, cwd=source_dir, capture_output=True, text=True, check=False)
         if done.returncode != 0:
-            raise ConvcheckError(f"building {name} with {cc}: {_first_error(done.stderr)}")
+            raise ConvcheckError(f"building {stem} with {cc}: {_first_error(done.stderr)}")
         os.chmod(temporary, 0o755)
         os.replace(temporary, target)
     finally:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -19,15 +20,17 @@ from dataclasses import asdict
 from pathlib import Path
 
 import convcheck
+from convcheck.case import Case
 from convcheck.errors import ConvcheckError
-from convcheck.native import abi
+from convcheck.native import abi, wire
 from convcheck.native._elf import read_dynamic_info
-from convcheck.native.build import build_library, worker_env
+from convcheck.native.build import build_library, build_worker, worker_env
 from convcheck.native.worker import RunLimits
 from convcheck.outcome import ABI_VIOLATION, TOOL_ERROR, Outcome
 from convcheck.pool_judge import PoolJudge
 from convcheck.sandbox import Crash, Hang, WorkerPool, WorkerSpec, python_env
 
+_PYTHON_WORKER = "convcheck.native.worker"
 _PROBE_TIMEOUT = 60.0  # seconds; loading a library under ASan is quick, but CI is slow
 # The answer goes to a private pipe: a library may print from its constructor or
 # destructor, or write to whatever fd it believes it owns.
@@ -125,10 +128,12 @@ class NativeJudge(PoolJudge):
     it needs the sanitizer runtime is read from the library). ``check`` runs the argument
     checks only; ``run`` also computes small outputs (see ``RunLimits``), filling
     ``Outcome.values``. A crash or a hang is an outcome, never an exception. ``worker``
-    is the module whose ``init`` and ``handle`` serve the requests in the workers.
-    ``fork_server``: workers are forked from one that loaded the library (a crash then
-    costs a fork, not a start; see ``convcheck.sandbox``); False starts each one, loading
-    the library again.
+    is the module whose ``init`` and ``handle`` serve the requests in the workers; with
+    the default one and ``c_worker``, the workers are the C program that does the same
+    (``worker_main.c``, fed binary records: a crash costs a fork of a small C process, not
+    of Python), unless it cannot be built. ``fork_server``: workers are forked from one
+    that loaded the library (a crash then costs a fork, not a start; see
+    ``convcheck.sandbox``); False starts each one, loading the library again.
     """
 
     def __init__(
@@ -140,8 +145,9 @@ class NativeJudge(PoolJudge):
         timeout: float = 10.0,
         memory_limit_mb: int | None = 4096,
         limits: RunLimits | None = None,
-        worker: str = "convcheck.native.worker",
+        worker: str = _PYTHON_WORKER,
         fork_server: bool = True,
+        c_worker: bool = True,
     ) -> None:
         if target is None:
             self.revision: str | None = revision
@@ -156,24 +162,39 @@ class NativeJudge(PoolJudge):
         self.sanitized = sanitized
         self.name = probe_library(self.library, what, sanitized)
         limits = limits or RunLimits()
-        spec = WorkerSpec(
-            handler=f"{worker}:handle",
-            init=f"{worker}:init",
-            config={
+        self.program = _c_worker(sanitized) if c_worker and worker == _PYTHON_WORKER else None
+        common = {
+            # A started C worker symbolizes no better than a forked one: the sandbox names
+            # the frames for both (a started one would spend most of its crash on it).
+            "env": _worker_env(sanitized, fork_server or self.program is not None),
+            "memory_limit_mb": memory_limit_mb,
+            "sanitized": sanitized,
+            "fork_server": fork_server,
+        }
+        if self.program is not None:
+            # The program brings its own sanitizer runtime (gcc links the one preloaded
+            # here, clang its own, which a preloaded one would clash with).
+            common["env"] = {k: v for k, v in common["env"].items() if k != "LD_PRELOAD"}
+            numbers = (limits.max_tensor_elements, limits.max_out_elements, limits.max_work)
+            config = [str(self.library), what, *(str(n) for n in numbers)]
+            spec = WorkerSpec(program=str(self.program), config=config, **common)
+        else:
+            config = {
                 "library": str(self.library),
                 "what": what,
                 "limits": asdict(limits),
                 "eager": fork_server,
-            },
-            env=_worker_env(sanitized, fork_server),
-            memory_limit_mb=memory_limit_mb,
-            sanitized=sanitized,
-            fork_server=fork_server,
-        )
+            }
+            spec = WorkerSpec(f"{worker}:handle", f"{worker}:init", config, **common)
         self._pool = WorkerPool(spec, jobs=jobs, timeout=timeout)
 
+    def _request(self, case: Case, mode: str) -> dict | bytes:
+        if self.program is None:
+            return super()._request(case, mode)
+        return wire.encode(case, mode == "run")
+
     @staticmethod
-    def outcome(answer: dict | Crash | Hang) -> Outcome:
+    def outcome(answer: bytes | dict | Crash | Hang) -> Outcome:
         return _outcome(answer)
 
     def __repr__(self) -> str:
@@ -198,7 +219,21 @@ def _worker_env(sanitized: bool, fork_server: bool) -> dict[str, str]:
     return env
 
 
-def _outcome(answer: dict | Crash | Hang) -> Outcome:
+def _c_worker(sanitized: bool) -> Path | None:
+    """The C worker program, or None where it cannot be built (no C compiler, say: a
+    user's target needs none)."""
+    try:
+        return build_worker(sanitized)
+    except ConvcheckError:
+        return None
+
+
+def _outcome(answer: bytes | dict | Crash | Hang) -> Outcome:
+    if isinstance(answer, bytes):
+        try:
+            return wire.decode(answer)
+        except (IndexError, ValueError, struct.error) as exc:  # memory the target scribbled on
+            return Outcome.tool_error(detail=f"a malformed answer from the C worker: {exc}")
     if isinstance(answer, Crash):
         return Outcome.crashed(answer.kind, answer.site, detail=_first_report_line(answer))
     if isinstance(answer, Hang):

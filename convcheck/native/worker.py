@@ -18,6 +18,11 @@ logical order as floats.
 
 Startup is kept light (no numpy until the first run request): a worker starts again after
 every crash.
+
+``worker_main.c`` does the same as a C program, which the native judge uses by default
+(``NativeJudge(c_worker=True)``; tests/native/test_c_worker.py holds the two to the same
+answers). This module serves where that cannot: no C compiler for a user's target, or a
+judge with a handler of its own built on this one (``convcheck.executorch_source``).
 """
 
 from __future__ import annotations

@@ -7,14 +7,17 @@
  *   8        accepted is neither 0 nor 1   9   a check id without its NUL
  *   0        SIGSEGV                       13  hangs (writes its pid to $HOSTILE_PIDS first)
  *   42       forks a child that calls setsid and sleeps (its pid goes to $HOSTILE_PIDS)
- *   43       as 42, then SIGSEGV
+ *   43       as 42, then SIGSEGV             3   returns status 3 (check id "hostile.status")
+ *   44       allocates 512 MB: rejects with "hostile.no_memory" if it cannot
  *
  * Built with -DGARBAGE it writes bogus result lines to fds 3..31 in its constructor and in
  * every call; with -DPRINT it prints to stdout and stderr from its constructor and
- * destructor; with -DHANG every call hangs as 13 does. $HOSTILE_LOADS names a file counting the loads; from load $HOSTILE_CRASH_FROM
- * on, the constructor aborts.
+ * destructor; with -DHANG every call hangs as 13 does; with -DTHREAD its constructor starts
+ * a thread (a process with two threads must not fork). $HOSTILE_LOADS names a file
+ * counting the loads; from load $HOSTILE_CRASH_FROM on, the constructor aborts.
  */
 #define _DEFAULT_SOURCE /* fork, setsid, pause under -std=c11 */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +46,20 @@ static void record_pid(pid_t pid) {
     }
 }
 
+#ifdef THREAD
+static void *sleep_forever(void *unused) {
+    for (;;) {
+        pause();
+    }
+    return unused;
+}
+#endif
+
 __attribute__((constructor)) static void on_load(void) {
+#ifdef THREAD
+    pthread_t thread;
+    pthread_create(&thread, NULL, sleep_forever, NULL);
+#endif
 #ifdef PRINT
     printf("{\"name\": \"printed by the constructor\"}\n{");
     fprintf(stderr, "constructor says hello\n");
@@ -127,6 +143,18 @@ int32_t convcheck_check(const convcheck_call *call, convcheck_result *result) {
     case 0:
         raise(SIGSEGV);
         break;
+    case 3:
+        strcpy(result->check, "hostile.status");
+        return 3;
+    case 44: {
+        char *block = malloc((size_t)512 << 20);
+        if (block == NULL) {
+            result->accepted = 0;
+            strcpy(result->check, "hostile.no_memory");
+        }
+        free(block);
+        break;
+    }
     case 13:
         record_pid(getpid());
         for (;;) {

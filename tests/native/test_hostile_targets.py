@@ -213,7 +213,7 @@ def test_cancel_returns_what_finished_and_refuses_more_until_close(hostile, pid_
 def test_a_deadline_cuts_a_hanging_batch_short(hostile, pid_file):
     with NativeJudge(target=hostile, timeout=3600.0) as judge:
         assert judge.check([conv()])[0].verdict == "accept"
-        requests = [{"case": conv(groups=13).to_json(), "mode": "check"}]
+        requests = [judge._request(conv(groups=13), "check")]
         assert judge._pool.run(requests, deadline=time.monotonic() + 1.0) == [None]
         assert not running(_pids(pid_file)[0])
         assert judge.check([conv()])[0].verdict == "accept"

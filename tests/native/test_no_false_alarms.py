@@ -11,7 +11,7 @@ from convcheck import model
 from convcheck.campaign import Campaign
 from convcheck.findings import findings
 from convcheck.judges import Judgement, Judges
-from convcheck.native import NativeJudge
+from convcheck.native import NativeJudge, wire
 from convcheck.outcome import Outcome
 from convcheck.strategies import cases
 
@@ -35,12 +35,32 @@ def test_a_zero_element_call_needs_no_buffers(current):
     assert outcome == Outcome.accept((0, 3, 1, 1), values=())
 
 
-def test_an_exception_in_convcheck_is_a_tool_error_not_a_crash(current):
+def test_an_exception_in_convcheck_is_a_tool_error_not_a_crash():
     # A request the worker's own code cannot serve; the library is never called.
-    (answer,) = current._pool.run([{"case": conv().to_json(), "mode": "both"}])
+    with NativeJudge("current", c_worker=False) as judge:
+        (answer,) = judge._pool.run([{"case": conv().to_json(), "mode": "both"}])
     outcome = NativeJudge.outcome(answer)
     assert outcome.verdict == "tool-error", outcome
     assert "mode: expected 'check' or 'run', got 'both'" in outcome.detail
+
+
+def test_a_request_the_c_worker_cannot_read_is_a_tool_error_not_a_crash(current):
+    assert current.program is not None
+    request = wire.encode(conv(), run=False)
+    wrong_mode, cut_short = b"\x02" + request[1:], request[:-3]
+    answers = current._pool.run([wrong_mode, cut_short, request])
+    outcomes = [NativeJudge.outcome(answer) for answer in answers]
+    assert [o.verdict for o in outcomes] == ["tool-error", "tool-error", "accept"], outcomes
+    assert "mode: expected 0 (check) or 1 (run)" in outcomes[0].detail
+    assert "malformed request" in outcomes[1].detail
+
+
+def test_a_request_above_the_c_workers_limit_is_a_tool_error_and_skipped(current):
+    huge = bytes(64 << 20 | 1)  # REQUEST_LIMIT in worker_main.c, and one byte
+    answers = current._pool.run([huge, wire.encode(conv(), run=False)])
+    outcomes = [NativeJudge.outcome(answer) for answer in answers]
+    assert [o.verdict for o in outcomes] == ["tool-error", "accept"], outcomes
+    assert "above the C worker's limit" in outcomes[0].detail
 
 
 def _judgement(case, **native) -> Judgement:

@@ -2,7 +2,6 @@
 
 import os
 
-import pytest
 from builders import conv
 
 from convcheck.generate import RandomSource, build_case
@@ -25,7 +24,8 @@ def _children() -> list[int]:
     return found
 
 
-@pytest.mark.slow  # a crash storm: ~30 s on 2 cores
+# A crash storm: a few seconds with the C worker's fork server (half a minute when every
+# crash restarted a Python worker).
 def test_survives_a_thousand_consecutive_crashes_and_leaves_no_process():
     before = set(_children())
     # The plain build: a crash is a SIGFPE, and a restart costs no sanitizer report.

@@ -4,20 +4,17 @@ The handlers are in ``_handlers.py`` (tests/ is on sys.path, see tests/conftest.
 workers import with the parent's sys.path).
 """
 
-import contextlib
 import dataclasses
 import os
 import shutil
 import signal
 import subprocess
-import sys
-import textwrap
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from processes import running
+from processes import assert_all_die, pids_left_by_a_killed_parent, running
 
 from convcheck.errors import ConvcheckError
 from convcheck.sandbox import Crash, Hang, WorkerPool, WorkerSpec
@@ -271,39 +268,21 @@ def test_cancel_and_deadline_abandon_a_sleeping_batch(spec):
 
 @pytest.mark.parametrize("fork_server", [False, True], ids=["started", "forked"])
 def test_no_worker_outlives_its_parent(tmp_path, fork_server):
-    script = tmp_path / "parent.py"
-    script.write_text(
-        textwrap.dedent(
-            f"""
-            import os, signal, sys
-            sys.path.insert(0, {str(Path(__file__).parents[1])!r})
-            from convcheck.sandbox import WorkerPool, WorkerSpec
-            pool = WorkerPool(WorkerSpec(handler={HANDLE!r}, fork_server={fork_server}))
-            print(pool.run([{{"op": "pid"}}])[0]["pid"], flush=True)
-            print(*[server.process.pid for server in pool._servers], flush=True)
-            for spare in pool._spares:
-                spare.adopt()
-                print(spare.process.pid, flush=True)
-            os.kill(os.getpid(), signal.SIGKILL)
-            """
-        )
+    processes = pids_left_by_a_killed_parent(
+        tmp_path,
+        f"""
+        from convcheck.sandbox import WorkerPool, WorkerSpec
+        pool = WorkerPool(WorkerSpec(handler={HANDLE!r}, fork_server={fork_server}))
+        print(pool.run([{{"op": "pid"}}])[0]["pid"], flush=True)
+        print(*[server.process.pid for server in pool._servers], flush=True)
+        for spare in pool._spares:
+            spare.adopt()
+            print(spare.process.pid, flush=True)
+        """,
     )
-    parent = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
-    assert parent.returncode == -signal.SIGKILL, parent.stderr
     # The worker; and the fork server, and the worker it forked ahead.
-    processes = [int(pid) for pid in parent.stdout.split()]
     assert len(processes) == (3 if fork_server else 1)
-    for pid in processes:
-        # Wait for the kernel's SIGKILL to land (whoever inherits the orphan may not reap it).
-        for _ in range(400):
-            if not running(pid):
-                break
-            time.sleep(0.025)
-        else:
-            pytest.fail(f"process {pid} outlived its parent")
-        # A pool made this process a subreaper: the orphan came here, and is ours to reap.
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, 0)
+    assert_all_die(processes)
 
 
 # -- the fork server ---------------------------------------------------------------------

@@ -1,0 +1,77 @@
+"""The parent's side of the C worker's records (``worker_main.c``): a case in, an answer
+out, in the machine's byte order (both ends run on one machine).
+
+A request: mode (uint8: 0 check, 1 run); input, weight; has_bias (uint8) and the bias if
+set; out; transposed (uint8), groups (int64); stride, padding, dilation, output_padding,
+each a count (int64) and that many int64. A tensor: rank and dtype (uint8 each), then its
+sizes and its dim order (int32 each; a bias is read in its contiguous order).
+
+An answer: the verdict (uint8, ``VERDICTS``), then for accept the out rank (uint8), the out
+sizes (int32 each), ran (uint8) and, if ran, a count (uint32) and that many float64 values
+in logical order; for reject the check id; for abi-violation the field and the detail; for
+tool-error the detail (each string a uint32 length and its bytes).
+"""
+
+from __future__ import annotations
+
+import struct
+from array import array
+
+from convcheck.case import Case, TensorSpec, contiguous_order
+from convcheck.native.abi import DTYPE_CODES
+from convcheck.outcome import Outcome
+
+VERDICTS = ("accept", "reject", "abi-violation", "tool-error")
+_COUNT = struct.Struct("=I")
+
+
+def _tensor(spec: TensorSpec, order: tuple[int, ...], formats: list, values: list) -> None:
+    rank = spec.rank
+    formats.append(f"BB{rank}i{rank}i")
+    values += (rank, DTYPE_CODES[spec.dtype], *spec.sizes, *order)
+
+
+def encode(case: Case, run: bool) -> bytes:
+    formats = ["="]
+    values: list[int] = [1 if run else 0]
+    formats.append("B")
+    _tensor(case.input, case.input.order, formats, values)
+    _tensor(case.weight, case.weight.order, formats, values)
+    formats.append("B")
+    values.append(case.bias is not None)
+    if case.bias is not None:
+        _tensor(case.bias, contiguous_order(case.bias.rank), formats, values)
+    _tensor(case.out, case.out.order, formats, values)
+    formats.append("Bq")
+    values += (case.transposed, case.groups)
+    for numbers in (case.stride, case.padding, case.dilation, case.output_padding):
+        formats.append(f"q{len(numbers)}q")
+        values += (len(numbers), *numbers)
+    return struct.pack("".join(formats), *values)
+
+
+def _string(answer: bytes, at: int) -> tuple[str, int]:
+    (length,) = _COUNT.unpack_from(answer, at)
+    end = at + 4 + length
+    return answer[at + 4 : end].decode(errors="replace"), end
+
+
+def decode(answer: bytes) -> Outcome:
+    """The outcome a worker's answer says."""
+    verdict = VERDICTS[answer[0]]
+    if verdict == "accept":
+        rank = answer[1]
+        at = 2 + 4 * rank
+        sizes = struct.unpack_from(f"={rank}i", answer, 2)
+        if not answer[at]:
+            return Outcome.accept(sizes)
+        (count,) = _COUNT.unpack_from(answer, at + 1)
+        values = array("d", answer[at + 5 : at + 5 + 8 * count])
+        return Outcome.accept(sizes, tuple(values.tolist()))
+    text, at = _string(answer, 1)
+    if verdict == "reject":
+        return Outcome.reject(text)
+    if verdict == "abi-violation":
+        detail, _ = _string(answer, at)
+        return Outcome.abi_violation(text, detail=detail)
+    return Outcome.tool_error(detail=text)
