@@ -8,6 +8,7 @@ that into an outcome and keeps the trace.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -94,10 +95,9 @@ def run_steps(
     trace = arith.trace
     traces: list[StepTrace] = []
     outcome = None
-    for step in steps:
+    for step, name, in_loops, passed in _plan(tuple(steps), loop_steps):
         arith.begin_step()
         first_op = len(trace)
-        result = "ok"
         try:
             step(call, arith)
         except Reject as r:
@@ -106,9 +106,12 @@ def run_steps(
         except Accept:
             outcome = Outcome.accept(call.out_sizes)
             result = "accept (empty out)"
-        name = step.__name__
-        ops = tuple(trace[first_op:]) if len(trace) > first_op else ()
-        traces.append(StepTrace(name, ops, result, name in loop_steps))
+        else:
+            if len(trace) == first_op:
+                traces.append(passed)
+                continue
+            result = "ok"
+        traces.append(StepTrace(name, tuple(trace[first_op:]), result, in_loops))
         if outcome is not None:
             break
     if outcome is None:
@@ -116,6 +119,18 @@ def run_steps(
     return ModelRun(
         revision, arith.exact, outcome, tuple(arith.ub), tuple(arith.narrowing), tuple(traces)
     )
+
+
+@functools.cache
+def _plan(steps: tuple[Step, ...], loop_steps: frozenset[str]) -> tuple[tuple, ...]:
+    """Each step with its name, whether it is in the loops, and its trace when it passes
+    without arithmetic (most steps of most runs: one shared value)."""
+    plan = []
+    for step in steps:
+        name = step.__name__
+        in_loops = name in loop_steps
+        plan.append((step, name, in_loops, StepTrace(name, (), "ok", in_loops)))
+    return tuple(plan)
 
 
 # -- predicates and helpers the C shares between checks ---------------------------------
