@@ -57,11 +57,13 @@ def test_current_rejects_the_thread_examples_without_findings():
 
 @settings(max_examples=500, deadline=None)
 @given(cases())
-def test_without_ub_or_narrowing_both_arithmetics_agree(case):
+def test_without_ub_narrowing_or_a_wrap_both_arithmetics_agree(case):
+    # An unsigned wrap is no event (C defines it), yet it changes a transposed size: the
+    # C run's flagged operations, not only its events, say where the machine took over.
     for revision in model.REVISIONS:
-        wrapped, exact, _ = model.classify(case, revision)
-        if not wrapped.ub and not wrapped.narrowing:
-            assert wrapped.outcome.same_answer(exact.outcome)
+        wrapped = model.run(case, revision)
+        if model.overflow_site(wrapped) == "?":
+            assert wrapped.outcome.same_answer(model.run(case, revision, exact=True).outcome)
 
 
 @settings(max_examples=500, deadline=None)
