@@ -2,7 +2,10 @@
 
 1. Cases/s of the pipeline on 2 cores, judge by judge: model alone, + native, + torch,
    and + torch without reusing the oneDNN-on answer for oneDNN off (what it cost before);
-   then the full pipeline with ``--jobs 2`` against ``--jobs 1``.
+   then the full pipeline with ``--jobs 2`` against ``--jobs 1``. Beside each rate, the
+   CPU time per case of the parent process and of its workers: on a shared machine the
+   rate follows the load, while the CPU a case costs barely does, and 2 cores give at
+   most 2 s of CPU a second.
 2. Minimising: the seconds each finding of a seeded legacy campaign took to shrink.
 3. ``convcheck judge case.json``: wall time of a warm run (the second of two).
 
@@ -15,18 +18,21 @@ Time to the first finding of each bug class, engine by engine, is
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import statistics
 import subprocess
 import sys
 import time
 from collections import Counter
+from dataclasses import dataclass
 
 from convcheck.campaign import Budget, Campaign, example_cases
 from convcheck.generate import RandomSource, build_case
 from convcheck.judges import Judges
 
 
-def rate(revision: str, seconds: float, jobs=2, native=True, torch=True, reuse=True) -> float:
+def rate(revision: str, seconds: float, jobs=2, native=True, torch=True, reuse=True) -> Rate:
     """Cases/s as a campaign judges: fresh cases every batch, known crashes confirmed, then
     spared."""
     src = RandomSource(99)
@@ -35,10 +41,69 @@ def rate(revision: str, seconds: float, jobs=2, native=True, torch=True, reuse=T
             judges.torch.reuse_without_onednn = reuse
         judges.evaluate([build_case(src) for _ in range(8)])  # start the workers
         confirmed, done, start = Counter(), 0, time.monotonic()
+        parent, workers = _own_cpu(), _workers_cpu()
         while time.monotonic() - start < seconds:
             judges.evaluate([build_case(src) for _ in range(256)], thrifty=confirmed)
             done += 256
-        return done / (time.monotonic() - start)
+        wall = time.monotonic() - start
+        return Rate(
+            done / wall,
+            (_own_cpu() - parent) / done * 1e6,
+            (_workers_cpu() - workers) / done * 1e6,
+        )
+
+
+@dataclass
+class Rate:
+    cases_per_second: float
+    parent_us: float  # CPU per case of this process (generation, model, torch's checks)
+    workers_us: float  # CPU per case of the worker processes (native, torch's real calls)
+
+    def describe(self) -> str:
+        return (
+            f"{self.cases_per_second:>8,.0f} cases/s   CPU/case: parent {self.parent_us:5.0f} us,"
+            f" workers {self.workers_us:5.0f} us"
+        )
+
+
+def _own_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _workers_cpu() -> float:
+    """Seconds of CPU of this process's descendants: the living ones (Linux's /proc), and
+    the ones that ended (a worker a crash replaced), counted by whoever reaped them."""
+    reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = reaped.ru_utime + reaped.ru_stime
+    tick = os.sysconf("SC_CLK_TCK")
+    pending = _children(os.getpid())
+    while pending:
+        pid = pending.pop()
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # it ended meanwhile (and its parent reaps it)
+        # utime and stime, then the same of the children it reaped
+        total += sum(int(f) for f in fields[11:15]) / tick
+        pending += _children(pid)
+    return total
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    found = []
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as children:
+                found += [int(child) for child in children.read().split()]
+        except OSError:
+            pass
+    return found
 
 
 def throughput(seconds: float, revision: str) -> None:
@@ -49,9 +114,10 @@ def throughput(seconds: float, revision: str) -> None:
         ("+ native + torch", rate(revision, seconds)),
         ("  oneDNN off rerun", rate(revision, seconds, reuse=False)),
     ]
-    base = rows[0][1]
-    for label, speed in rows:
-        print(f"  {label:<20} {speed:>10,.0f} cases/s   {speed / base:6.3f} x model alone")
+    base = rows[0][1].cases_per_second
+    for label, measured in rows:
+        ratio = measured.cases_per_second / base
+        print(f"  {label:<20} {measured.describe()}   {ratio:6.3f} x model alone")
 
 
 def jobs_scaling(seconds: float, revision: str, pairs: int = 3) -> None:
@@ -61,8 +127,9 @@ def jobs_scaling(seconds: float, revision: str, pairs: int = 3) -> None:
     ratios = []
     for _ in range(pairs):
         one, two = rate(revision, seconds, jobs=1), rate(revision, seconds, jobs=2)
-        ratios.append(two / one)
-        print(f"  jobs 1 {one:>8,.0f} cases/s   jobs 2 {two:>8,.0f} cases/s   {two / one:5.2f} x")
+        ratio = two.cases_per_second / one.cases_per_second
+        ratios.append(ratio)
+        print(f"  jobs 1 {one.describe()}\n  jobs 2 {two.describe()}   {ratio:5.2f} x")
     print(f"  median {statistics.median(ratios):.2f} x")
 
 

@@ -21,6 +21,7 @@ a bias's, whose only order that is), and, in Python, sizes as any sequence of in
 
 from __future__ import annotations
 
+import functools
 import json
 import operator
 from dataclasses import dataclass, replace
@@ -49,10 +50,12 @@ MAX_RANK = 16
 MAX_SIZE = INT32_MAX
 
 
+@functools.cache
 def contiguous_order(rank: int) -> tuple[int, ...]:
     return tuple(range(rank))
 
 
+@functools.cache
 def channels_last_order(rank: int) -> tuple[int, ...]:
     """[0, 2, ..., rank-1, 1]: the channel dim moves innermost."""
     if rank < 2:
@@ -179,7 +182,7 @@ _CASE_FIELDS = (
 def _ints(values: Any, name: str) -> tuple[int, ...]:
     """Sizes or a dim order built in Python: any sequence of integers, as a tuple of int."""
     try:
-        return tuple(operator.index(v) for v in values)
+        return tuple(map(operator.index, values))
     except TypeError:
         raise InvalidCase(
             f"TensorSpec.{name}: expected integers, got {value_repr(values)}"

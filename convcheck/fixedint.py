@@ -18,7 +18,10 @@ machine changed the answer. Width and signedness are in every name: ``mul_i64`` 
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
@@ -56,9 +59,9 @@ class NarrowEvent:
         return f"{self.conversion} at {self.site}: {self.value} became {self.result}"
 
 
-@dataclass(frozen=True)
-class Op:
-    """One traced arithmetic step: ``explain`` prints these."""
+class Op(NamedTuple):
+    """One traced arithmetic step: ``explain`` prints these. (A named tuple: a run
+    records one per operation, and a frozen dataclass cost twice as much to build.)"""
 
     site: str
     text: str
@@ -73,6 +76,24 @@ def _wrap(value: int, bits: int) -> int:
 
 def _wrap_unsigned(value: int, bits: int) -> int:
     return value & ((1 << bits) - 1)
+
+
+_SIGNED_RANGE = {32: (INT32_MIN, INT32_MAX), 64: (INT64_MIN, INT64_MAX)}
+
+
+def _signed_operator(symbol: str, compute: Callable[[int, int], int], bits: int):
+    """The method ``a <symbol> b`` in intN_t (N = ``bits``). The model's hottest code: the
+    common case, a value that fits, is recorded here; ``Arith._signed`` does the rest."""
+    low, high = _SIGNED_RANGE[bits]
+
+    def method(self: Arith, a: int, b: int, site: str) -> int:
+        value = compute(a, b)
+        if low <= value <= high:
+            self.trace.append(Op(site, f"{a} {symbol} {b}", value, ""))
+            return value
+        return self._signed(site, f"{a} {symbol} {b}", value, bits, a, b)
+
+    return method
 
 
 def _trunc_div(a: int, b: int) -> int:
@@ -96,6 +117,10 @@ class Arith:
         self.narrowing: list[NarrowEvent] = []
         self.trace: list[Op] = []
         self.step_index = -1
+        # Set (by ``Wrapping`` and ``Exact`` alike) at the first operation whose exact value
+        # does not fit its C type: until then the two compute the same values, events and
+        # trace, so a run that never sets it is its own run under the other arithmetic.
+        self.left_width = False
 
     def begin_step(self) -> None:
         self.step_index += 1
@@ -109,15 +134,19 @@ class Arith:
         return result
 
     def _signed(self, site, text, exact_value, bits, *operands):
-        low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        low, high = _SIGNED_RANGE[bits]
         if low <= exact_value <= high:
             return self._op(site, text, exact_value)
+        self.left_width = True
         self._ub(site, SIGNED_OVERFLOW, *operands)
         result = exact_value if self.exact else _wrap(exact_value, bits)
         return self._op(site, text, result, f"UB: {SIGNED_OVERFLOW}")
 
     def _unsigned(self, site, text, exact_value):
-        if self.exact or 0 <= exact_value <= UINT64_MAX:
+        if 0 <= exact_value <= UINT64_MAX:
+            return self._op(site, text, exact_value)
+        self.left_width = True
+        if self.exact:
             return self._op(site, text, exact_value)
         return self._op(site, text, _wrap_unsigned(exact_value, 64), "wrapped")
 
@@ -128,6 +157,8 @@ class Arith:
             self._ub(site, DIVISION_BY_ZERO, a, b)
             # C gives no value; the model must go on to see what follows.
             return self._op(site, text, 0, f"UB: {DIVISION_BY_ZERO}")
+        if a == low and b == -1:
+            self.left_width = True
         if a == low and b == -1 and not self.exact:
             self._ub(site, SIGNED_OVERFLOW, a, b)
             return self._op(site, text, 0 if rem else low, f"UB: {SIGNED_OVERFLOW}")
@@ -135,14 +166,9 @@ class Arith:
         return self._op(site, text, value)
 
     # -- signed: int32_t and int64_t ----------------------------------------------
-    def add_i64(self, a: int, b: int, site: str) -> int:
-        return self._signed(site, f"{a} + {b}", a + b, 64, a, b)
-
-    def sub_i64(self, a: int, b: int, site: str) -> int:
-        return self._signed(site, f"{a} - {b}", a - b, 64, a, b)
-
-    def mul_i64(self, a: int, b: int, site: str) -> int:
-        return self._signed(site, f"{a} * {b}", a * b, 64, a, b)
+    add_i64 = _signed_operator("+", operator.add, 64)
+    sub_i64 = _signed_operator("-", operator.sub, 64)
+    mul_i64 = _signed_operator("*", operator.mul, 64)
 
     def neg_i64(self, a: int, site: str) -> int:
         return self._signed(site, f"-{a}", -a, 64, a)
@@ -153,14 +179,9 @@ class Arith:
     def rem_i64(self, a: int, b: int, site: str) -> int:
         return self._divide(site, f"{a} % {b}", a, b, 64, rem=True)
 
-    def add_i32(self, a: int, b: int, site: str) -> int:
-        return self._signed(site, f"{a} + {b}", a + b, 32, a, b)
-
-    def sub_i32(self, a: int, b: int, site: str) -> int:
-        return self._signed(site, f"{a} - {b}", a - b, 32, a, b)
-
-    def mul_i32(self, a: int, b: int, site: str) -> int:
-        return self._signed(site, f"{a} * {b}", a * b, 32, a, b)
+    add_i32 = _signed_operator("+", operator.add, 32)
+    sub_i32 = _signed_operator("-", operator.sub, 32)
+    mul_i32 = _signed_operator("*", operator.mul, 32)
 
     def neg_i32(self, a: int, site: str) -> int:
         return self._signed(site, f"-{a}", -a, 32, a)
@@ -190,13 +211,19 @@ class Arith:
     # -- conversions ---------------------------------------------------------------
     def i64_to_u64(self, a: int, site: str) -> int:
         """The usual arithmetic conversion of an int64 operand meeting a size_t."""
-        if self.exact or a >= 0:
+        if a >= 0:
+            return a
+        self.left_width = True
+        if self.exact:
             return a
         return self._op(site, f"(size_t){a}", _wrap_unsigned(a, 64), "wrapped")
 
     def u64_to_i64(self, a: int, site: str) -> int:
         """A size_t value stored into an int64: implementation-defined when too big."""
-        if self.exact or a <= INT64_MAX:
+        if a <= INT64_MAX:
+            return a
+        self.left_width = True
+        if self.exact:
             return a
         result = _wrap(a, 64)
         self.narrowing.append(NarrowEvent(site, "u64->i64", a, result, self.step_index))
@@ -206,6 +233,7 @@ class Arith:
         """An int64 stored into the tensor library's int32 size type."""
         if INT32_MIN <= a <= INT32_MAX:
             return a
+        self.left_width = True
         result = a if self.exact else _wrap(a, 32)
         self.narrowing.append(NarrowEvent(site, "i64->i32", a, result, self.step_index))
         return self._op(site, f"(int32_t){a}", result, "narrowed")

@@ -9,6 +9,7 @@ and ``tool_error``, convcheck's own code failed on the case (nothing about the k
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,8 @@ class Outcome:
 
     @classmethod
     def reject(cls, check: str, detail: str = "") -> Outcome:
+        if not detail and cls is Outcome:
+            return _rejection(check)
         return cls(REJECT, check=check, detail=detail)
 
     @classmethod
@@ -120,3 +123,11 @@ class Outcome:
         if self.verdict in (ABI_VIOLATION, TOOL_ERROR):
             return f"{self.verdict}: {self.detail or self.check or '?'}"
         return "hang"
+
+
+@functools.lru_cache(maxsize=512)
+def _rejection(check: str) -> Outcome:
+    """One value per check id (an outcome is immutable): most model runs reject, and
+    building a frozen dataclass of seven fields was most of what that cost. Bounded: a
+    target names its checks as it likes."""
+    return Outcome(REJECT, check=check)

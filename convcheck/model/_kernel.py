@@ -8,8 +8,10 @@ that into an outcome and keeps the trace.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from convcheck.case import Case, TensorSpec, channels_last_order, contiguous_order
 from convcheck.fixedint import Arith, NarrowEvent, Op, UbEvent
@@ -28,48 +30,29 @@ class Accept(Exception):
     """Raised by the early return on an empty out: the kernel returns before the loops."""
 
 
-@dataclass
 class Call:
-    """The arguments as the C sees them, plus what the steps compute on the way."""
+    """The arguments as the C sees them, plus what the steps compute on the way. (Read
+    once from the case: the steps read them several hundred times a run.)"""
 
-    case: Case
-    out_sizes: list[int] = field(default_factory=list)
-
-    @property
-    def input(self) -> TensorSpec:
-        return self.case.input
-
-    @property
-    def weight(self) -> TensorSpec:
-        return self.case.weight
-
-    @property
-    def bias(self) -> TensorSpec | None:
-        return self.case.bias
-
-    @property
-    def out(self) -> TensorSpec:
-        return self.case.out
-
-    @property
-    def transposed(self) -> bool:
-        return self.case.transposed
-
-    @property
-    def groups(self) -> int:
-        return self.case.groups
-
-    @property
-    def ndim(self) -> int:
-        """Spatial dims: the kernel's ``in.dim() - 2``."""
-        return self.input.rank - 2
+    def __init__(self, case: Case) -> None:
+        self.case = case
+        self.input: TensorSpec = case.input
+        self.weight: TensorSpec = case.weight
+        self.bias: TensorSpec | None = case.bias
+        self.out: TensorSpec = case.out
+        self.transposed: bool = case.transposed
+        self.groups: int = case.groups
+        # Spatial dims: the kernel's ``in.dim() - 2``.
+        self.ndim: int = case.input.rank - 2
+        self.out_sizes: list[int] = []
 
 
 Step = Callable[[Call, Arith], None]
 
 
-@dataclass(frozen=True)
-class StepTrace:
+class StepTrace(NamedTuple):
+    """One step of a run (a named tuple: a run records one per step it reaches)."""
+
     name: str
     ops: tuple[Op, ...]
     result: str  # "ok", "reject <id>", "accept (empty out)"
@@ -109,12 +92,12 @@ def run_steps(
     arith: Arith,
 ) -> ModelRun:
     call = Call(case)
+    trace = arith.trace
     traces: list[StepTrace] = []
     outcome = None
-    for step in steps:
+    for step, name, in_loops, passed in _plan(tuple(steps), loop_steps):
         arith.begin_step()
-        first_op = len(arith.trace)
-        result = "ok"
+        first_op = len(trace)
         try:
             step(call, arith)
         except Reject as r:
@@ -123,8 +106,12 @@ def run_steps(
         except Accept:
             outcome = Outcome.accept(call.out_sizes)
             result = "accept (empty out)"
-        name = step.__name__
-        traces.append(StepTrace(name, tuple(arith.trace[first_op:]), result, name in loop_steps))
+        else:
+            if len(trace) == first_op:
+                traces.append(passed)
+                continue
+            result = "ok"
+        traces.append(StepTrace(name, tuple(trace[first_op:]), result, in_loops))
         if outcome is not None:
             break
     if outcome is None:
@@ -132,6 +119,18 @@ def run_steps(
     return ModelRun(
         revision, arith.exact, outcome, tuple(arith.ub), tuple(arith.narrowing), tuple(traces)
     )
+
+
+@functools.cache
+def _plan(steps: tuple[Step, ...], loop_steps: frozenset[str]) -> tuple[tuple, ...]:
+    """Each step with its name, whether it is in the loops, and its trace when it passes
+    without arithmetic (most steps of most runs: one shared value)."""
+    plan = []
+    for step in steps:
+        name = step.__name__
+        in_loops = name in loop_steps
+        plan.append((step, name, in_loops, StepTrace(name, (), "ok", in_loops)))
+    return tuple(plan)
 
 
 # -- predicates and helpers the C shares between checks ---------------------------------

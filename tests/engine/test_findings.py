@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 from builders import conv
 
-from convcheck.findings import Finding, FindingKind, findings
+from convcheck.findings import Finding, FindingKind, findings, values_differ
 from convcheck.judges import Judgement
 from convcheck.model import ModelFinding, ModelRun
 from convcheck.outcome import Outcome
@@ -301,3 +301,18 @@ def test_kinds_are_the_corpus_strings_and_say_what_they_mean():
     assert finding.kind is FindingKind.TORCH_BUG and not finding.about_kernel
     with pytest.raises(ValueError):
         Finding("nonsense", ("nonsense",), CASE, {})
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int32", "bool"])
+def test_equal_values_never_differ_and_a_nan_differs_from_itself_in_exact_dtypes(dtype):
+    nan, inf = float("nan"), float("inf")
+    assert values_differ(dtype, (1.0, 2.5, -inf), (1.0, 2.5, -inf)) is None
+    assert values_differ(dtype, (0.0, 3), (-0.0, 3.0)) is None
+    with_nan = (1.0, nan)
+    # A tolerant comparison takes NaN for NaN; an exact one (numpy's !=) does not.
+    differs = values_differ(dtype, with_nan, with_nan)
+    if dtype in ("float32", "bfloat16"):
+        assert differs is None
+    else:
+        assert differs.startswith("value 1:")
+    assert values_differ(dtype, (1.0, 2.0), (1.0, 2.5)).startswith("value 1:")

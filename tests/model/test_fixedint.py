@@ -145,3 +145,30 @@ def test_exact_division_by_zero_is_still_undefined():
 def test_checked_multiply_answers_none_exactly_when_the_product_does_not_fit(a, b):
     product = Wrapping().mul_checked_i64(a, b, "c")
     assert (product is None) == (not in_range(a * b, 64))
+
+
+BINARY = [
+    f"{op}_{kind}" for op in ("add", "sub", "mul", "div", "rem") for kind in ("i64", "i32", "u64")
+]
+UNARY = ["neg_i64", "neg_i32", "i64_to_u64", "u64_to_i64", "narrow_i32"]
+any_int = st.one_of(i64, u64, st.sampled_from([INT32_MIN, INT32_MAX + 1, UINT64_MAX + 1]))
+# The pairs where a quotient leaves its type, which drawing each operand alone rarely meets.
+EDGE_PAIRS = [(INT64_MIN, -1), (INT32_MIN, -1), (-1, 1), (0, 0)]
+
+
+@pytest.mark.parametrize("op", [*BINARY, *UNARY, "mul_checked_i64"])
+@given(data=st.data())
+def test_the_two_arithmetics_part_exactly_where_a_value_leaves_its_type(op, data):
+    """What lets ``classify`` run once: both arithmetics flag ``left_width`` alike, and
+    unflagged they return and record the same; flagged, C's answer is another one."""
+    if op in UNARY:
+        operands = [data.draw(any_int)]
+    else:
+        operands = data.draw(st.one_of(st.sampled_from(EDGE_PAIRS), st.tuples(any_int, any_int)))
+    runs = []
+    for arith in (Wrapping(), Exact()):
+        result = getattr(arith, op)(*operands, "s")
+        runs.append((arith.left_width, (result, arith.trace, arith.ub, arith.narrowing)))
+    (c_left, c_recorded), (exact_left, exact_recorded) = runs
+    assert c_left == exact_left
+    assert (c_recorded == exact_recorded) == (not c_left)
