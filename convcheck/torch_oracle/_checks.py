@@ -89,20 +89,35 @@ def creation_problem(case: Case) -> str | None:
     return None
 
 
-def _run(case, a, threads, onednn, private, holder) -> list[int]:
+def backend_choice(case: Case, *, threads: int, onednn: bool, private: bool) -> str:
+    """The backend ATen picks for ``case`` (steps 1-3 only), "" when a check before the
+    choice rejects it."""
+    try:
+        return _select(case, Wrapping(), threads, onednn, private).backend
+    except TorchError:
+        return ""
+
+
+def _select(case, a, threads, onednn, private) -> AtenCall:
+    """Steps 1-3: the call as ATen sees it, its backend chosen."""
     problem = creation_problem(case)
     if problem is not None:
         raise TorchError(problem)
     call = aten_call(case, a, threads, onednn)
-    in_sizes, w_sizes, params = call.in_sizes, call.w_sizes, call.params
     with _torch.settings(threads, onednn):
         if private:
-            backend = _select_private(call)
+            call.backend = _select_private(call)
         else:
             from convcheck.torch_oracle._fallback import select_backend
 
-            backend = select_backend(call)
-    call.backend = holder["backend"] = backend
+            call.backend = select_backend(call)
+    return call
+
+
+def _run(case, a, threads, onednn, private, holder) -> list[int]:
+    call = _select(case, a, threads, onednn, private)
+    holder["backend"] = backend = call.backend
+    in_sizes, w_sizes, params = call.in_sizes, call.w_sizes, call.params
     if call.one_d:
         call.in_sizes = [in_sizes[0], in_sizes[1], 1, in_sizes[2]]
         call.w_sizes = [w_sizes[0], w_sizes[1], 1, w_sizes[2]]

@@ -202,3 +202,49 @@ def test_reusing_the_onednn_answer_equals_running_without_onednn(judge):
             b.path,
             b.torch_bug,
         ), case.dumps()
+
+
+def _same_answer(a, b, dtype):
+    """Two real answers to one call, run with different thread counts: the same verdict,
+    check, sizes and crash, and values equal within the dtype's tolerance (the threads
+    split the sums differently)."""
+    from convcheck.torch_oracle._compare import first_difference
+
+    if (a.verdict, a.check, a.out_sizes, a.crash_kind) != (
+        b.verdict,
+        b.check,
+        b.out_sizes,
+        b.crash_kind,
+    ):
+        return False
+    if (a.values is None) != (b.values is None):
+        return False
+    return a.values is None or first_difference(a.values, b.values, dtype or "float32") is None
+
+
+def test_one_thread_where_the_backend_does_not_depend_on_it_equals_the_configured_threads(
+    judge,
+):
+    """Where ATen picks the same backends with one thread as with the configured two, the
+    judge runs the real calls with one: the same verdicts, checks, sizes, torch bugs and
+    (within tolerance) values as running them with two, on small generated cases."""
+    from convcheck.generate import random_cases as project_cases
+
+    cases = project_cases(6, 600, small=True)
+    shortcut = judge.judge(cases, values=True)
+    judge.single_thread = False
+    try:
+        configured = judge.judge(cases, values=True)
+    finally:
+        judge.single_thread = True
+    real = [v for v in shortcut if v.path == "real"]
+    assert sum(v.ran_threads == 1 for v in real) >= 100, "too few one-thread runs compared"
+    assert any(v.ran_threads == THREADS for v in real), "no call where the threads matter"
+    assert {v.ran_threads for v in configured if v.path == "real"} == {THREADS}
+    for case, a, b in zip(cases, shortcut, configured, strict=True):
+        assert (a.backend, a.path, a.out_dtype) == (b.backend, b.path, b.out_dtype)
+        assert _same_answer(a.outcome, b.outcome, a.out_dtype), (case.dumps(), a, b)
+        assert _same_answer(a.no_onednn, b.no_onednn, a.out_dtype), (case.dumps(), a, b)
+        assert (a.torch_bug is None) == (b.torch_bug is None), (case.dumps(), a, b)
+        if a.torch_bug:
+            assert a.torch_bug.split(":")[0] == b.torch_bug.split(":")[0]
