@@ -27,11 +27,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from convcheck.case import Case
-from convcheck.fixedint import Wrapping
 from convcheck.outcome import Outcome
 from convcheck.torch_oracle import _torch
 from convcheck.torch_oracle._aten import (
     SYMINT_MIN,
+    AtenWrapping,
     TorchError,
     expand_params,
     numel_problem,
@@ -63,7 +63,7 @@ def check_path(
     """
     if private is None:
         private = _torch.has_select_conv_backend()
-    a = Wrapping()
+    a = AtenWrapping()
     holder: dict[str, str] = {"backend": ""}
     try:
         out = _run(case, a, threads, onednn, private, holder)
@@ -93,7 +93,7 @@ def backend_choice(case: Case, *, threads: int, onednn: bool, private: bool) -> 
     """The backend ATen picks for ``case`` (steps 1-3 only), "" when a check before the
     choice rejects it."""
     try:
-        return _select(case, Wrapping(), threads, onednn, private).backend
+        return _select(case, AtenWrapping(), threads, onednn, private).backend
     except TorchError:
         return ""
 
