@@ -30,6 +30,8 @@ def first_difference(
     relative to the larger magnitude (at least 1)."""
     if len(a) != len(b):
         return (min(len(a), len(b)), math.nan, math.nan)
+    if a == b:
+        return None  # the usual answer, found without converting (NaN never equals)
     x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
         same = (x == y) | (np.isnan(x) & np.isnan(y))
