@@ -282,11 +282,11 @@ class TorchJudge:
             else:
                 at = crashed_call(answer.report, len(chunk)) if isinstance(answer, Crash) else None
                 if at is None:
-                    out.extend(a for c in chunk for a in self._run_calls([c], values, deadline))
+                    alone = pool.run([{"calls": [c], "values": values} for c in chunk], deadline)
+                    out.extend(a["answers"][0] if isinstance(a, dict) else a for a in alone)
                 else:
-                    out.extend(self._run_calls(chunk[:at], values, deadline))
-                    out.append(answer)
-                    out.extend(self._run_calls(chunk[at + 1 :], values, deadline))
+                    rest = self._run_calls(chunk[:at] + chunk[at + 1 :], values, deadline)
+                    out.extend([*rest[:at], answer, *rest[at:]])
         return out
 
     def _call_threads(self, case: Case, checked) -> int:

@@ -61,6 +61,20 @@ def test_a_crash_in_a_shared_request_is_its_own_calls_answer_and_crashes_once(co
     assert [_key(v) for v in rest] == [_key(v) for v in alone]
 
 
+def test_without_a_mark_every_call_of_a_crashed_request_runs_again_alone(counted, monkeypatch):
+    import convcheck.torch_oracle as oracle
+
+    judge, seen = counted
+    others = random_cases(15, 30)
+    cases = others[:15] + [SEGV] + others[15:]
+    alone = [judge.judge([c])[0] for c in cases]
+    monkeypatch.setattr(oracle, "crashed_call", lambda report, calls: None)
+    seen.update(requests=0, calls=0, crashes=0)
+    together = judge.judge(cases)
+    assert seen["crashes"] == 2, seen  # in the shared request, then alone
+    assert [_key(v) for v in together] == [_key(v) for v in alone]
+
+
 def test_a_request_is_cut_so_that_every_worker_gets_some(counted):
     judge, seen = counted
     judge.judge(random_cases(12, 40))
