@@ -179,6 +179,16 @@ def test_thread_count_changes_the_backend_and_is_recorded():
     assert check_path(case, threads=2, onednn=False).backend == "Slow2d"
 
 
+def _with_and_without(judge, shortcut, cases):
+    """The verdicts on ``cases`` with the judge's ``shortcut`` on, then off."""
+    taken = judge.judge(cases, values=True)
+    setattr(judge, shortcut, False)
+    try:
+        return taken, judge.judge(cases, values=True)
+    finally:
+        setattr(judge, shortcut, True)
+
+
 def test_reusing_the_onednn_answer_equals_running_without_onednn(judge):
     """Where oneDNN on picks no oneDNN backend, the judge reuses that answer for oneDNN
     off (check path and real CPU): the same verdicts, sizes and values as running both."""
@@ -186,12 +196,7 @@ def test_reusing_the_onednn_answer_equals_running_without_onednn(judge):
     from convcheck.torch_oracle import ONEDNN_BACKENDS
 
     cases = project_cases(5, 600, small=True)
-    reused = judge.judge(cases, values=True)
-    judge.reuse_without_onednn = False
-    try:
-        both = judge.judge(cases, values=True)
-    finally:
-        judge.reuse_without_onednn = True
+    reused, both = _with_and_without(judge, "reuse_without_onednn", cases)
     shortcut = [v for v in reused if v.backend not in ONEDNN_BACKENDS]
     assert sum(v.path == "real" for v in shortcut) >= 50, "too few real runs compared"
     for case, a, b in zip(cases, reused, both, strict=True):
@@ -231,12 +236,7 @@ def test_one_thread_where_the_backend_does_not_depend_on_it_equals_the_configure
     from convcheck.generate import random_cases as project_cases
 
     cases = project_cases(6, 600, small=True)
-    shortcut = judge.judge(cases, values=True)
-    judge.single_thread = False
-    try:
-        configured = judge.judge(cases, values=True)
-    finally:
-        judge.single_thread = True
+    shortcut, configured = _with_and_without(judge, "single_thread", cases)
     real = [v for v in shortcut if v.path == "real"]
     assert sum(v.ran_threads == 1 for v in real) >= 100, "too few one-thread runs compared"
     assert any(v.ran_threads == THREADS for v in real), "no call where the threads matter"
