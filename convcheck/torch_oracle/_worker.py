@@ -33,8 +33,9 @@ _MARKS = re.compile(re.escape(MARK) + r"(\d+)\n")
 
 
 def init(config: dict[str, Any]) -> None:
-    import torch
+    from convcheck.torch_oracle._torch import torch_module
 
+    torch = torch_module()  # imported, and its objects frozen out of the collector's way
     torch.set_num_threads(int(config["threads"]))
     _STATE["torch"] = torch
 
