@@ -360,9 +360,18 @@ class TorchJudge:
                 config={"threads": self.threads},
                 # PASSIVE: idle OpenMP threads sleep instead of spinning, so that several
                 # workers with several threads each share the cores (20x faster on 2).
-                env={"OMP_NUM_THREADS": str(self.threads), "OMP_WAIT_POLICY": "PASSIVE"},
+                # One OpenBLAS thread: numpy's, which torch loads, would otherwise start a
+                # thread of its own, and a process with two threads cannot fork safely.
+                env={
+                    "OMP_NUM_THREADS": str(self.threads),
+                    "OMP_WAIT_POLICY": "PASSIVE",
+                    "OPENBLAS_NUM_THREADS": "1",
+                },
                 memory_limit_mb=self.memory_limit_mb,
                 sanitized=False,
+                # A crash then costs a fork of a worker that has torch loaded, not an
+                # import of torch (1.5 s of CPU): torch crashes on some small calls.
+                fork_server=True,
             )
             self._pool = WorkerPool(spec, jobs=self.jobs, timeout=self.timeout)
         return self._pool

@@ -36,7 +36,10 @@ def init(config: dict[str, Any]) -> None:
     from convcheck.torch_oracle._torch import torch_module
 
     torch = torch_module()  # imported, and its objects frozen out of the collector's way
-    torch.set_num_threads(int(config["threads"]))
+    # OMP_NUM_THREADS has set it: setting it again would start OpenMP's threads here, in
+    # the fork server, which forks only while it has a single thread.
+    if torch.get_num_threads() != int(config["threads"]):
+        torch.set_num_threads(int(config["threads"]))
     _STATE["torch"] = torch
 
 

@@ -114,3 +114,12 @@ def test_a_judge_with_one_thread_configured_runs_every_call_with_one():
         verdicts = judge.judge(random_cases(14, 30))
     assert {v.ran_threads for v in verdicts if v.path == "real"} == {1}
     assert judge.settings()["single_thread_calls"] is False
+
+
+def test_workers_are_forked_from_a_server_with_torch_loaded_so_a_crash_costs_no_import(judge):
+    """The server must stay single-threaded to fork (no OpenBLAS or OpenMP threads): if it
+    grew a thread, the pool would fall back to starting workers, each importing torch."""
+    verdicts = judge.judge([SEGV, GARBAGE])
+    assert verdicts[0].outcome.verdict == "crash"
+    pool = judge._workers()
+    assert pool._forking and pool._servers, "the torch workers are started, not forked"
