@@ -12,8 +12,7 @@ printing and parsing a float each cost more than the small convolution that made
 torch crash kills the worker, and with it the request's other answers. So before each
 call the worker prints ``MARK`` and the call's index to its output, which the sandbox's
 crash report ends with: the judge reads which call crashed (``crashed_call``) and runs
-the others again, without crashing a second time on the same call (a restart costs an
-import of torch, seconds).
+the others again, without crashing a second time on the same call.
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ from typing import Any
 from convcheck.case import TensorSpec
 
 _STATE: dict[str, Any] = {}
+PARAMS = ("stride", "padding", "dilation", "transposed", "output_padding", "groups")
 MARK = "convcheck-torch-call "
 _MARKS = re.compile(re.escape(MARK) + r"(\d+)\n")
 
@@ -44,23 +44,14 @@ def init(config: dict[str, Any]) -> None:
 
 
 def encode_case(case) -> list[Any]:
-    """What the worker needs of a case, as plain lists: cheaper both ways than
-    ``Case.to_json``/``from_json`` (no ``out``, nothing to validate again)."""
+    """What the worker needs of a case, as plain JSON: cheaper both ways than
+    ``Case.to_json``/``from_json`` (no ``out``, nothing to validate again). The
+    parameters are in ``aten.convolution``'s order."""
 
     def spec(s: TensorSpec | None) -> list[Any] | None:
-        return None if s is None else [list(s.sizes), s.dtype, list(s.order)]
+        return None if s is None else [s.sizes, s.dtype, s.order]
 
-    return [
-        spec(case.input),
-        spec(case.weight),
-        spec(case.bias),
-        list(case.stride),
-        list(case.padding),
-        list(case.dilation),
-        case.transposed,
-        list(case.output_padding),
-        case.groups,
-    ]
+    return [*map(spec, (case.input, case.weight, case.bias)), *map(case.__getattribute__, PARAMS)]
 
 
 def decode_values(raw: str) -> tuple[float, ...]:
@@ -92,8 +83,7 @@ def _call(packed: list[Any], onednn: bool, threads: int, values: bool) -> dict[s
 
     torch = _STATE["torch"]
     specs = [None if s is None else TensorSpec(tuple(s[0]), s[1], tuple(s[2])) for s in packed[:3]]
-    inp, weight, bias = specs
-    assert inp.rank <= 5, "rank >= 6 inputs never run on real CPU"
+    assert specs[0].rank <= 5, "rank >= 6 inputs never run on real CPU"
     stride, padding, dilation, transposed, output_padding, groups = packed[3:]
     try:
         tensors = [
