@@ -199,7 +199,7 @@ def storage_problem(sizes: Sequence[int], dtype: str) -> str | None:
     overflow, then times the item size, at most INT64_MAX) and
     ``empty_tensor_restride`` (contiguous strides, with ``max(size, 1)``).
     """
-    if _fits(sizes, DTYPE_SIZES[dtype]):
+    if sizes_fit(sizes, DTYPE_SIZES[dtype]):
         return None  # every partial product and stride is at most the whole
     size, overflowed = 1, False
     for s in sizes:
@@ -219,7 +219,7 @@ def storage_problem(sizes: Sequence[int], dtype: str) -> str | None:
 
 def numel_problem(sizes: Sequence[int]) -> str | None:
     """``safe_compute_numel`` of a view's sizes (in their order): sticky u64 overflow."""
-    if _fits(sizes, 1):
+    if sizes_fit(sizes, 1):
         return None
     n, overflowed = 1, False
     for s in sizes:
@@ -230,7 +230,7 @@ def numel_problem(sizes: Sequence[int]) -> str | None:
     return None
 
 
-def _fits(sizes: Sequence[int], item: int) -> bool:
+def sizes_fit(sizes: Sequence[int], item: int) -> bool:
     """Whether every size is positive and their product times ``item`` fits in int64:
     then no partial product can overflow (the common case, decided in one product)."""
     return min(sizes, default=1) > 0 and math.prod(sizes) * item <= INT64_MAX

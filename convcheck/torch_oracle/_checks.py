@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from convcheck.case import Case
+from convcheck.case import DTYPE_SIZES, Case
 from convcheck.outcome import Outcome
 from convcheck.torch_oracle import _torch
 from convcheck.torch_oracle._aten import (
@@ -36,6 +36,7 @@ from convcheck.torch_oracle._aten import (
     expand_params,
     numel_problem,
     physical_sizes,
+    sizes_fit,
     storage_problem,
 )
 from convcheck.torch_oracle._backends import (
@@ -80,7 +81,8 @@ def check_path(
 def creation_problem(case: Case) -> str | None:
     """Why torch cannot even create the call's tensors, or None."""
     for spec in (case.input, case.weight, case.bias):
-        if spec is not None:
+        # A permutation has the same product: sizes that fit fit in either order.
+        if spec is not None and not sizes_fit(spec.sizes, DTYPE_SIZES[spec.dtype]):
             # the buffer in dim order, then the view in logical order
             problem = storage_problem(physical_sizes(spec), spec.dtype)
             problem = problem or numel_problem(spec.sizes)

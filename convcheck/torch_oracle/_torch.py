@@ -120,13 +120,16 @@ def settings(threads: int, onednn: bool) -> Iterator[None]:
     torch = torch_module()
     old_threads = torch.get_num_threads()
     old_onednn = torch.backends.mkldnn.enabled
+    # Set only what differs: the check path runs this once or twice a case.
     if old_threads != threads:
         torch.set_num_threads(threads)
-    torch.backends.mkldnn.enabled = onednn
+    if old_onednn != onednn:
+        torch.backends.mkldnn.enabled = onednn
     try:
         yield
     finally:
-        torch.backends.mkldnn.enabled = old_onednn
+        if torch.backends.mkldnn.enabled != old_onednn:
+            torch.backends.mkldnn.enabled = old_onednn
         if torch.get_num_threads() != old_threads:
             torch.set_num_threads(old_threads)
 
