@@ -8,16 +8,24 @@ Four kinds of case, judged in batches through the public ``TorchJudge``:
   on and off), values returned for accepted calls;
 * large accepted / large rejected: the check path in-process, nothing allocated.
 
-Also the check path alone (in-process) on the small cases, for scale. No assertions: the
-numbers depend on the machine and on what else runs on it.
+Also the check path alone (in-process) on the small cases, for scale.
+
+Then a campaign's share: the project's generated cases judged as a campaign does
+(``compute_rejected=False``), in interleaved pairs with real calls on one intra-op thread
+where the backend allows it and with the configured threads everywhere: cases/s, CPU per
+case (the parent, and the workers, restarted ones included) and the real calls' thread
+counts. No assertions: the numbers depend on the machine and on what else runs on it.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import resource
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -61,11 +69,75 @@ def _rate(judge, cases, **kwargs) -> tuple[float, list]:
     return len(cases) / (time.perf_counter() - start), verdicts
 
 
+def _cpu() -> tuple[float, float]:
+    """(parent, workers) CPU seconds so far: this process; its live descendants and the
+    children it reaped (workers replaced after a crash)."""
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def descendants(pid: int) -> list[int]:
+        found = []
+        for task in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{task}/children") as f:
+                    kids = [int(k) for k in f.read().split()]
+            except OSError:
+                continue
+            for kid in kids:
+                found += [kid, *descendants(kid)]
+        return found
+
+    live = 0.0
+    for pid in descendants(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile: its time is in RUSAGE_CHILDREN once reaped
+        live += (int(fields[11]) + int(fields[12])) / tick
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime, live + reaped.ru_utime + reaped.ru_stime
+
+
+def campaign_share(batches: int, jobs: int, threads: int, pairs: int) -> None:
+    """The judge as a campaign calls it, single-thread calls on and off, in pairs."""
+    from convcheck.generate import RandomSource, build_case
+    from convcheck.torch_oracle import TorchJudge
+
+    print(
+        f"== campaign cases (compute_rejected=False), {batches} batches of 256, {jobs} workers, "
+        f"{threads} threads, {pairs} interleaved pairs"
+    )
+    for _ in range(pairs):
+        for single in (True, False):
+            src = RandomSource(99)
+            cases = [[build_case(src) for _ in range(256)] for _ in range(batches)]
+            with TorchJudge(jobs=jobs, threads=threads) as judge:
+                judge.single_thread = single
+                judge.judge(cases[0][:64], compute_rejected=False)  # start the workers
+                ran: Counter = Counter()
+                (parent0, workers0), start = _cpu(), time.perf_counter()
+                for batch in cases:
+                    verdicts = judge.judge(batch, compute_rejected=False)
+                    ran.update(v.ran_threads for v in verdicts if v.path == "real")
+                wall = time.perf_counter() - start
+                parent1, workers1 = _cpu()
+            n = batches * 256
+            calls = ", ".join(f"{t} thread(s): {ran[t]}" for t in sorted(ran))
+            print(
+                f"  one thread where allowed {'on ' if single else 'off'} {n / wall:7,.0f} cases/s"
+                f"   CPU per case: parent {(parent1 - parent0) / n * 1e6:4.0f} us, workers "
+                f"{(workers1 - workers0) / n * 1e6:4.0f} us   real cases by threads: {calls}"
+            )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=2000, help="cases per kind")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes")
     parser.add_argument("--threads", type=int, default=2, help="torch threads")
+    parser.add_argument("--batches", type=int, default=20, help="campaign batches of 256")
+    parser.add_argument("--pairs", type=int, default=2, help="campaign interleaved pairs")
     args = parser.parse_args(argv)
 
     from convcheck.torch_oracle import TorchJudge
@@ -109,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
             f"check path alone (in-process, one setting) on the small cases: "
             f"{1 / per:8.0f}/s {per * 1e6:6.0f} us"
         )
+    campaign_share(args.batches, args.jobs, args.threads, args.pairs)
     return 0
 
 

@@ -8,6 +8,8 @@ Two paths, chosen per case:
   worker processes (torch itself crashes on some calls), once as configured and once
   with oneDNN disabled. When the two disagree (verdict, sizes, or values beyond the
   dtype's tolerance), ``torch_bug`` says how: a finding about torch, not the kernel.
+  A call runs with one intra-op thread where the check path shows that ATen picks the
+  same backend with one thread as with ``threads`` (see ``single_thread``).
 * ``checks``: any size, nothing allocated or computed: ATen's own checks in order
   (``_checks``), with torch's C++ ``_select_conv_backend`` on zero-stride tensors where
   this torch has it, a Python equivalent where it does not.
@@ -34,8 +36,9 @@ from convcheck.case import Case
 from convcheck.errors import ConvcheckError
 from convcheck.outcome import ACCEPT, CRASH, HANG, Outcome
 from convcheck.torch_oracle import _torch
-from convcheck.torch_oracle._checks import check_path
+from convcheck.torch_oracle._checks import backend_choice, check_path
 from convcheck.torch_oracle._compare import first_difference
+from convcheck.torch_oracle._worker import crashed_call, decode_values, encode_case
 from convcheck.validation import check_positive_int, check_seconds
 
 __all__ = ["DEFAULT_THREADS", "TorchJudge", "TorchVerdict", "available"]
@@ -47,6 +50,9 @@ SMALL_OUT_NUMEL = 65536  # elements of the output torch would compute
 SMALL_WORK = 1 << 25  # output elements times taps per output element
 # The backends that exist only while oneDNN is enabled.
 ONEDNN_BACKENDS = frozenset({"Mkldnn", "MkldnnTranspose", "MkldnnEmpty"})
+# Real calls per worker request: the request's fixed cost is shared by this many, and a
+# batch is still cut in enough requests to keep every worker busy.
+CALLS_PER_REQUEST = 16
 
 
 def available() -> bool:
@@ -63,7 +69,9 @@ class TorchVerdict:
     the configured call goes to ("Mkldnn", "Slow2d", "Empty", ...; "" when a check
     before the choice rejects). ``path``: "real" (CPU tensors, values for accepted
     calls) or "checks" (any size, no computation). ``torch_bug``: why the two torch
-    answers disagree, or None.
+    answers disagree, or None. ``ran_threads``: the intra-op threads the real calls ran
+    with (1 where the backend does not depend on it, see ``TorchJudge.single_thread``;
+    None on the check path).
     """
 
     outcome: Outcome
@@ -77,10 +85,12 @@ class TorchVerdict:
     # False when the real calls were due but a deadline cut them short: the verdict is
     # the checks', and no evidence about what the real calls would have shown.
     complete: bool = field(default=True, compare=False)
+    ran_threads: int | None = field(default=None, compare=False)
 
     def describe(self) -> str:
         head = f"torch {self.torch_version} ({self.path}, {self.backend or 'no backend'}, "
-        head += f"{self.threads} threads): {_describe(self.outcome)}"
+        ran = "" if self.ran_threads in (None, self.threads) else f", run with {self.ran_threads}"
+        head += f"{self.threads} threads{ran}): {_describe(self.outcome)}"
         if self.no_onednn is not None and not self.outcome.same_answer(self.no_onednn):
             head += f"; oneDNN disabled: {_describe(self.no_onednn)}"
         if self.torch_bug:
@@ -93,6 +103,7 @@ class TorchVerdict:
             "no_onednn": None if self.no_onednn is None else _outcome_json(self.no_onednn),
             "backend": self.backend,
             "threads": self.threads,
+            "ran_threads": self.ran_threads,
             "path": self.path,
             "torch_bug": self.torch_bug,
             "out_dtype": self.out_dtype,
@@ -150,6 +161,12 @@ class TorchJudge:
         # Reuse the oneDNN-on answer for oneDNN off where no oneDNN backend is involved
         # (``_check_both``); tests turn it off to hold the shortcut to the full runs.
         self.reuse_without_onednn = True
+        # Run a real call with one intra-op thread where ATen picks the same backends
+        # (oneDNN on and off) with one thread as with ``threads``: the call then goes
+        # down the same code, split in fewer parts, and skips waking the other threads
+        # (a tiny convolution: 48 us against 165 us with 2). ``_call_threads``; tests
+        # turn it off to hold the shortcut to the full runs.
+        self.single_thread = True
 
     def settings(self) -> dict[str, Any]:
         """Everything that changes torch's verdicts here: record it with results."""
@@ -162,6 +179,7 @@ class TorchJudge:
             "onednn_bf16": support["bf16"],
             "onednn_fp16": support["fp16"],
             "no_onednn_also": True,
+            "single_thread_calls": self.single_thread and self.threads > 1,
             "select_conv_backend": self.private_api,
             "small": {"numel": SMALL_NUMEL, "out_numel": SMALL_OUT_NUMEL, "work": SMALL_WORK},
         }
@@ -201,20 +219,22 @@ class TorchJudge:
             if _is_small(c, chk)
             and (compute_rejected or any(r.outcome.verdict == ACCEPT for r in chk))
         ]
-        requests, slots = [], []  # slots[k]: the (case, oneDNN) answers request k stands for
+        calls, slots = [], []  # slots[k]: the (case, oneDNN) answers call k stands for
+        ran_threads = {}
         for i in small:
-            case_json = cases[i].to_json()
+            packed = encode_case(cases[i])
             both = self.reuse_without_onednn and checked[i][0].backend not in ONEDNN_BACKENDS
-            requests.append({"case": case_json, "onednn": True, "values": values})
+            threads = ran_threads[i] = self._call_threads(cases[i], checked[i])
+            calls.append([packed, True, threads])
             slots.append([(i, 0), (i, 1)] if both else [(i, 0)])
             if not both:
-                requests.append({"case": case_json, "onednn": False, "values": values})
+                calls.append([packed, False, threads])
                 slots.append([(i, 1)])
         running = None
-        if requests:
+        if calls:
             if self._runner is None:
                 self._runner = ThreadPoolExecutor(1, thread_name_prefix="convcheck-torch")
-            running = self._runner.submit(self._workers().run, requests, deadline)
+            running = self._runner.submit(self._run_calls, calls, values, deadline)
 
         def finish() -> list[TorchVerdict]:
             results: dict[int, list[Any]] = {i: [None, None] for i in small}
@@ -227,7 +247,8 @@ class TorchJudge:
                 # A real run left unfinished (cancelled) falls back to the checks, which
                 # the tests hold equal to it.
                 if i in results and None not in results[i]:
-                    verdicts.append(self._real_verdict(case, default.backend, *results[i]))
+                    verdict = self._real_verdict(case, default.backend, *results[i])
+                    verdicts.append(replace(verdict, ran_threads=ran_threads[i]))
                 else:
                     cut = i in results and deadline is not None and time.monotonic() >= deadline
                     verdict = self._checks_verdict(default, off)
@@ -235,6 +256,57 @@ class TorchJudge:
             return verdicts
 
         return finish
+
+    def _run_calls(self, calls: list[list[Any]], values: bool, deadline: float | None):
+        """Each call's answer, in order (None where the deadline or a cancel cut it).
+
+        Several calls share a request. A request whose worker crashed has lost every
+        answer in it: the crash is the answer of the call it was running (its report
+        says which), and the others run again. After a hang, or a crash that does not
+        say, each call runs again alone.
+        """
+        from convcheck.sandbox import Crash
+
+        if not calls:
+            return []
+        pool = self._workers()
+        per = max(1, min(CALLS_PER_REQUEST, -(-len(calls) // (4 * self.jobs))))
+        chunks = [calls[k : k + per] for k in range(0, len(calls), per)]
+        answers = pool.run([{"calls": c, "values": values} for c in chunks], deadline)
+        out: list[Any] = []
+        for chunk, answer in zip(chunks, answers, strict=True):
+            if isinstance(answer, dict):
+                out.extend(answer["answers"])
+            elif answer is None or len(chunk) == 1:
+                out.extend([answer] * len(chunk))
+            else:
+                at = crashed_call(answer.report, len(chunk)) if isinstance(answer, Crash) else None
+                if at is None:
+                    alone = pool.run([{"calls": [c], "values": values} for c in chunk], deadline)
+                    out.extend(a["answers"][0] if isinstance(a, dict) else a for a in alone)
+                else:
+                    rest = self._run_calls(chunk[:at] + chunk[at + 1 :], values, deadline)
+                    out.extend([*rest[:at], answer, *rest[at:]])
+        return out
+
+    def _call_threads(self, case: Case, checked) -> int:
+        """The intra-op threads to run ``case``'s real calls with: 1 where ATen picks the
+        same backends with 1 thread as with ``threads`` (oneDNN on, and off), so the
+        verdict cannot depend on it; otherwise ``threads``.
+
+        As in ``_check_both``, a backend that is no oneDNN one with oneDNN on is also the
+        choice with it off (disabling oneDNN only changes a oneDNN choice).
+        """
+        on, off = checked
+        if not self.single_thread or self.threads == 1:
+            return self.threads
+        one = backend_choice(case, threads=1, onednn=True, private=self.private_api)
+        if one != on.backend:
+            return self.threads
+        if self.reuse_without_onednn and one not in ONEDNN_BACKENDS:
+            return 1
+        one_off = backend_choice(case, threads=1, onednn=False, private=self.private_api)
+        return 1 if one_off == off.backend else self.threads
 
     def _check_both(self, case: Case):
         """The check path with oneDNN on, then off.
@@ -288,9 +360,18 @@ class TorchJudge:
                 config={"threads": self.threads},
                 # PASSIVE: idle OpenMP threads sleep instead of spinning, so that several
                 # workers with several threads each share the cores (20x faster on 2).
-                env={"OMP_NUM_THREADS": str(self.threads), "OMP_WAIT_POLICY": "PASSIVE"},
+                # One OpenBLAS thread: numpy's, which torch loads, would otherwise start a
+                # thread of its own, and a process with two threads cannot fork safely.
+                env={
+                    "OMP_NUM_THREADS": str(self.threads),
+                    "OMP_WAIT_POLICY": "PASSIVE",
+                    "OPENBLAS_NUM_THREADS": "1",
+                },
                 memory_limit_mb=self.memory_limit_mb,
                 sanitized=False,
+                # A crash then costs a fork of a worker that has torch loaded, not an
+                # import of torch (1.5 s of CPU): torch crashes on some small calls.
+                fork_server=True,
             )
             self._pool = WorkerPool(spec, jobs=self.jobs, timeout=self.timeout)
         return self._pool
@@ -349,7 +430,7 @@ def _real_outcome(case: Case, answer: Any, backend: str) -> tuple[Outcome, str |
         return Outcome.crashed(answer.kind, site, answer.describe()), None
     if answer["verdict"] == ACCEPT:
         raw = answer.get("values")
-        values = None if raw is None else tuple(map(float, raw))
+        values = None if raw is None else decode_values(raw)
         dtype = answer["dtype"]
         return Outcome.accept(answer["sizes"], values, detail=f"dtype {dtype}"), dtype
     check = normalize(answer["error"], answer["message"], case)

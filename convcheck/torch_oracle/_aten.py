@@ -14,11 +14,12 @@ Sources (pytorch/pytorch at 2.13): ``aten/src/ATen/native/Convolution.cpp``
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from convcheck.case import DTYPE_SIZES, TensorSpec
-from convcheck.fixedint import INT64_MAX, UINT64_MAX, Wrapping
+from convcheck.fixedint import INT64_MAX, INT64_MIN, UINT64_MAX, Wrapping
 
 # c10::SymInt cannot hold an int below this: such a size in a view fails with
 # "IntArrayRef contains an int that cannot be represented as a SymInt".
@@ -32,6 +33,28 @@ class TorchError(Exception):
         super().__init__(message)
         self.message = message
         self.error = error
+
+
+class AtenWrapping(Wrapping):
+    """``Wrapping`` for the check path, which reads only the results (and the solver,
+    which runs the same functions over its own arithmetic, never sees this one): no
+    trace is kept, and an int64 sum or product that fits, nearly every one, is
+    returned at once. Every wrap, division and narrowing is still ``Wrapping``'s."""
+
+    def _op(self, site: str, text: str, result: int, flag: str = "") -> int:
+        return result
+
+    def add_i64(self, a: int, b: int, site: str) -> int:
+        r = a + b
+        return r if INT64_MIN <= r <= INT64_MAX else super().add_i64(a, b, site)
+
+    def sub_i64(self, a: int, b: int, site: str) -> int:
+        r = a - b
+        return r if INT64_MIN <= r <= INT64_MAX else super().sub_i64(a, b, site)
+
+    def mul_i64(self, a: int, b: int, site: str) -> int:
+        r = a * b
+        return r if INT64_MIN <= r <= INT64_MAX else super().mul_i64(a, b, site)
 
 
 def fmt_sizes(sizes: Sequence[int]) -> str:
@@ -176,6 +199,8 @@ def storage_problem(sizes: Sequence[int], dtype: str) -> str | None:
     overflow, then times the item size, at most INT64_MAX) and
     ``empty_tensor_restride`` (contiguous strides, with ``max(size, 1)``).
     """
+    if sizes_fit(sizes, DTYPE_SIZES[dtype]):
+        return None  # every partial product and stride is at most the whole
     size, overflowed = 1, False
     for s in sizes:
         size, o = _mul_u64_overflows(size, s)
@@ -194,6 +219,8 @@ def storage_problem(sizes: Sequence[int], dtype: str) -> str | None:
 
 def numel_problem(sizes: Sequence[int]) -> str | None:
     """``safe_compute_numel`` of a view's sizes (in their order): sticky u64 overflow."""
+    if sizes_fit(sizes, 1):
+        return None
     n, overflowed = 1, False
     for s in sizes:
         n, o = _mul_u64_overflows(n, s)
@@ -201,6 +228,12 @@ def numel_problem(sizes: Sequence[int]) -> str | None:
     if overflowed or n > INT64_MAX:
         return "numel: integer multiplication overflow"
     return None
+
+
+def sizes_fit(sizes: Sequence[int], item: int) -> bool:
+    """Whether every size is positive and their product times ``item`` fits in int64:
+    then no partial product can overflow (the common case, decided in one product)."""
+    return min(sizes, default=1) > 0 and math.prod(sizes) * item <= INT64_MAX
 
 
 def physical_sizes(spec: TensorSpec) -> list[int]:

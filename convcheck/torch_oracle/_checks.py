@@ -26,16 +26,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from convcheck.case import Case
-from convcheck.fixedint import Wrapping
+from convcheck.case import DTYPE_SIZES, Case
 from convcheck.outcome import Outcome
 from convcheck.torch_oracle import _torch
 from convcheck.torch_oracle._aten import (
     SYMINT_MIN,
+    AtenWrapping,
     TorchError,
     expand_params,
     numel_problem,
     physical_sizes,
+    sizes_fit,
     storage_problem,
 )
 from convcheck.torch_oracle._backends import (
@@ -63,7 +64,7 @@ def check_path(
     """
     if private is None:
         private = _torch.has_select_conv_backend()
-    a = Wrapping()
+    a = AtenWrapping()
     holder: dict[str, str] = {"backend": ""}
     try:
         out = _run(case, a, threads, onednn, private, holder)
@@ -80,7 +81,8 @@ def check_path(
 def creation_problem(case: Case) -> str | None:
     """Why torch cannot even create the call's tensors, or None."""
     for spec in (case.input, case.weight, case.bias):
-        if spec is not None:
+        # A permutation has the same product: sizes that fit fit in either order.
+        if spec is not None and not sizes_fit(spec.sizes, DTYPE_SIZES[spec.dtype]):
             # the buffer in dim order, then the view in logical order
             problem = storage_problem(physical_sizes(spec), spec.dtype)
             problem = problem or numel_problem(spec.sizes)
@@ -89,20 +91,35 @@ def creation_problem(case: Case) -> str | None:
     return None
 
 
-def _run(case, a, threads, onednn, private, holder) -> list[int]:
+def backend_choice(case: Case, *, threads: int, onednn: bool, private: bool) -> str:
+    """The backend ATen picks for ``case`` (steps 1-3 only), "" when a check before the
+    choice rejects it."""
+    try:
+        return _select(case, AtenWrapping(), threads, onednn, private).backend
+    except TorchError:
+        return ""
+
+
+def _select(case, a, threads, onednn, private) -> AtenCall:
+    """Steps 1-3: the call as ATen sees it, its backend chosen."""
     problem = creation_problem(case)
     if problem is not None:
         raise TorchError(problem)
     call = aten_call(case, a, threads, onednn)
-    in_sizes, w_sizes, params = call.in_sizes, call.w_sizes, call.params
     with _torch.settings(threads, onednn):
         if private:
-            backend = _select_private(call)
+            call.backend = _select_private(call)
         else:
             from convcheck.torch_oracle._fallback import select_backend
 
-            backend = select_backend(call)
-    call.backend = holder["backend"] = backend
+            call.backend = select_backend(call)
+    return call
+
+
+def _run(case, a, threads, onednn, private, holder) -> list[int]:
+    call = _select(case, a, threads, onednn, private)
+    holder["backend"] = backend = call.backend
+    in_sizes, w_sizes, params = call.in_sizes, call.w_sizes, call.params
     if call.one_d:
         call.in_sizes = [in_sizes[0], in_sizes[1], 1, in_sizes[2]]
         call.w_sizes = [w_sizes[0], w_sizes[1], 1, w_sizes[2]]

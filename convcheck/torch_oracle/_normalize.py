@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from convcheck.case import Case
-from convcheck.fixedint import Wrapping
 from convcheck.torch_oracle._aten import (
+    AtenWrapping,
     TorchError,
     calc_output_size,
     expand_params,
@@ -55,7 +55,7 @@ def _predicted_output(case: Case) -> list[int] | None:
         params = expand_params(case, case.weight.rank - 2)
     except TorchError:
         return None
-    return calc_output_size(Wrapping(), case.input.sizes, case.weight.sizes, params)
+    return calc_output_size(AtenWrapping(), case.input.sizes, case.weight.sizes, params)
 
 
 def _output_problem(case: Case) -> str | None:

@@ -1,65 +1,123 @@
 """The torch judge's worker side: real CPU ``aten.convolution`` in a process that may die.
 
 Run by ``convcheck.sandbox`` (``init(config)`` once, then ``handle(request)`` per
-request). A request is ``{"case": <case JSON>, "onednn": bool, "values": bool}``; the
-answer is ``{"verdict": "accept", "sizes": [...], "dtype": "float32", "values": [...]}``
-or ``{"verdict": "reject", "error": "RuntimeError", "message": "..."}``. A torch crash
-kills the worker; the sandbox reports it.
+request). A request carries several calls, so that the sandbox's per-request cost (a
+JSON line each way, a poll) is paid once for them: ``{"calls": [call, ...], "values":
+bool}``, each call ``[case, onednn, threads]`` with the case as ``encode_case`` packs it
+and ``threads`` torch's intra-op threads for that call. The answer is ``{"answers":
+[answer, ...]}``, one per call, in order: ``{"verdict": "accept", "sizes": [...], "dtype":
+"float32", "values": <base64 of float64s>}`` or ``{"verdict": "reject", "error":
+"RuntimeError", "message": "..."}``. The values travel as packed bytes, not a JSON list:
+printing and parsing a float each cost more than the small convolution that made it. A
+torch crash kills the worker, and with it the request's other answers. So before each
+call the worker prints ``MARK`` and the call's index to its output, which the sandbox's
+crash report ends with: the judge reads which call crashed (``crashed_call``) and runs
+the others again, without crashing a second time on the same call.
 """
 
 from __future__ import annotations
 
-import math
+import base64
+import os
+import re
+import sys
+from array import array
 from typing import Any
 
+from convcheck.case import TensorSpec
+
 _STATE: dict[str, Any] = {}
+PARAMS = ("stride", "padding", "dilation", "transposed", "output_padding", "groups")
+MARK = "convcheck-torch-call "
+_MARKS = re.compile(re.escape(MARK) + r"(\d+)\n")
 
 
 def init(config: dict[str, Any]) -> None:
-    import torch
+    from convcheck.torch_oracle._torch import torch_module
 
-    torch.set_num_threads(int(config["threads"]))
-    _STATE["threads"] = int(config["threads"])
+    torch = torch_module()  # imported, and its objects frozen out of the collector's way
+    # OMP_NUM_THREADS has set it: setting it again would start OpenMP's threads here, in
+    # the fork server, which forks only while it has a single thread.
+    if torch.get_num_threads() != int(config["threads"]):
+        torch.set_num_threads(int(config["threads"]))
     _STATE["torch"] = torch
 
 
+def encode_case(case) -> list[Any]:
+    """What the worker needs of a case, as plain JSON: cheaper both ways than
+    ``Case.to_json``/``from_json`` (no ``out``, nothing to validate again). The
+    parameters are in ``aten.convolution``'s order."""
+
+    def spec(s: TensorSpec | None) -> list[Any] | None:
+        return None if s is None else [s.sizes, s.dtype, s.order]
+
+    return [*map(spec, (case.input, case.weight, case.bias)), *map(case.__getattribute__, PARAMS)]
+
+
+def decode_values(raw: str) -> tuple[float, ...]:
+    """The values ``encode_values`` packed."""
+    values = array("d", base64.b64decode(raw))
+    if sys.byteorder != "little":
+        values.byteswap()
+    return tuple(values)
+
+
+def crashed_call(report: str, calls: int) -> int | None:
+    """The index of the call a crashed request was running, from its crash report."""
+    found = _MARKS.findall(report)
+    index = int(found[-1]) if found else None
+    return index if index is not None and index < calls else None
+
+
 def handle(request: dict[str, Any]) -> dict[str, Any]:
-    from convcheck.case import Case
+    values = bool(request["values"])
+    answers = []
+    for index, (case, onednn, threads) in enumerate(request["calls"]):
+        os.write(2, f"{MARK}{index}\n".encode())
+        answers.append(_call(case, onednn, threads, values))
+    return {"answers": answers}
+
+
+def _call(packed: list[Any], onednn: bool, threads: int, values: bool) -> dict[str, Any]:
     from convcheck.torch_oracle._torch import real_tensor
 
     torch = _STATE["torch"]
-    case = Case.from_json(request["case"])
-    assert case.input.rank <= 5, "rank >= 6 inputs never run on real CPU"
+    specs = [None if s is None else TensorSpec(tuple(s[0]), s[1], tuple(s[2])) for s in packed[:3]]
+    assert specs[0].rank <= 5, "rank >= 6 inputs never run on real CPU"
+    stride, padding, dilation, transposed, output_padding, groups = packed[3:]
     try:
-        inp = real_tensor(case.input, "input")
-        weight = real_tensor(case.weight, "weight")
-        bias = None if case.bias is None else real_tensor(case.bias, "bias")
+        tensors = [
+            None if spec is None else real_tensor(spec, role)
+            for spec, role in zip(specs, ("input", "weight", "bias"), strict=True)
+        ]
     except RuntimeError as e:  # torch cannot make such a tensor: its verdict too
         return {"verdict": "reject", "error": type(e).__name__, "message": str(e)}
-    old = torch.backends.mkldnn.enabled
-    torch.backends.mkldnn.enabled = bool(request["onednn"])
+    old = torch.backends.mkldnn.enabled, torch.get_num_threads()
+    torch.backends.mkldnn.enabled = bool(onednn)
+    if threads != old[1]:
+        torch.set_num_threads(int(threads))
     try:
         out = torch.ops.aten.convolution.default(
-            inp,
-            weight,
-            bias,
-            list(case.stride),
-            list(case.padding),
-            list(case.dilation),
-            case.transposed,
-            list(case.output_padding),
-            case.groups,
+            *tensors, stride, padding, dilation, transposed, output_padding, groups
         )
     except Exception as e:  # everything torch raises is its verdict
         return {"verdict": "reject", "error": type(e).__name__, "message": str(e)}
     finally:
-        torch.backends.mkldnn.enabled = old
+        torch.backends.mkldnn.enabled = old[0]
+        if threads != old[1]:
+            torch.set_num_threads(old[1])
     answer: dict[str, Any] = {
         "verdict": "accept",
         "sizes": list(out.shape),
         "dtype": str(out.dtype).removeprefix("torch."),
     }
-    if request.get("values"):
-        flat = out.detach().to(torch.float64).reshape(-1).tolist()  # logical order
-        answer["values"] = [v if math.isfinite(v) else repr(v) for v in flat]
+    if values:
+        answer["values"] = encode_values(out)
     return answer
+
+
+def encode_values(tensor) -> str:
+    """A tensor's values as float64s in logical (row-major) order, packed: ``decode_values``
+    reads them back."""
+    flat = tensor.detach().double().reshape(-1).numpy()
+    return base64.b64encode(flat.astype("<f8", copy=False).tobytes()).decode()

@@ -179,6 +179,16 @@ def test_thread_count_changes_the_backend_and_is_recorded():
     assert check_path(case, threads=2, onednn=False).backend == "Slow2d"
 
 
+def _with_and_without(judge, shortcut, cases):
+    """The verdicts on ``cases`` with the judge's ``shortcut`` on, then off."""
+    taken = judge.judge(cases, values=True)
+    setattr(judge, shortcut, False)
+    try:
+        return taken, judge.judge(cases, values=True)
+    finally:
+        setattr(judge, shortcut, True)
+
+
 def test_reusing_the_onednn_answer_equals_running_without_onednn(judge):
     """Where oneDNN on picks no oneDNN backend, the judge reuses that answer for oneDNN
     off (check path and real CPU): the same verdicts, sizes and values as running both."""
@@ -186,12 +196,7 @@ def test_reusing_the_onednn_answer_equals_running_without_onednn(judge):
     from convcheck.torch_oracle import ONEDNN_BACKENDS
 
     cases = project_cases(5, 600, small=True)
-    reused = judge.judge(cases, values=True)
-    judge.reuse_without_onednn = False
-    try:
-        both = judge.judge(cases, values=True)
-    finally:
-        judge.reuse_without_onednn = True
+    reused, both = _with_and_without(judge, "reuse_without_onednn", cases)
     shortcut = [v for v in reused if v.backend not in ONEDNN_BACKENDS]
     assert sum(v.path == "real" for v in shortcut) >= 50, "too few real runs compared"
     for case, a, b in zip(cases, reused, both, strict=True):
@@ -202,3 +207,44 @@ def test_reusing_the_onednn_answer_equals_running_without_onednn(judge):
             b.path,
             b.torch_bug,
         ), case.dumps()
+
+
+def _same_answer(a, b, dtype):
+    """Two real answers to one call, run with different thread counts: the same verdict,
+    check, sizes and crash, and values equal within the dtype's tolerance (the threads
+    split the sums differently)."""
+    from convcheck.torch_oracle._compare import first_difference
+
+    if (a.verdict, a.check, a.out_sizes, a.crash_kind) != (
+        b.verdict,
+        b.check,
+        b.out_sizes,
+        b.crash_kind,
+    ):
+        return False
+    if (a.values is None) != (b.values is None):
+        return False
+    return a.values is None or first_difference(a.values, b.values, dtype or "float32") is None
+
+
+def test_one_thread_where_the_backend_does_not_depend_on_it_equals_the_configured_threads(
+    judge,
+):
+    """Where ATen picks the same backends with one thread as with the configured two, the
+    judge runs the real calls with one: the same verdicts, checks, sizes, torch bugs and
+    (within tolerance) values as running them with two, on small generated cases."""
+    from convcheck.generate import random_cases as project_cases
+
+    cases = project_cases(6, 600, small=True)
+    shortcut, configured = _with_and_without(judge, "single_thread", cases)
+    real = [v for v in shortcut if v.path == "real"]
+    assert sum(v.ran_threads == 1 for v in real) >= 100, "too few one-thread runs compared"
+    assert any(v.ran_threads == THREADS for v in real), "no call where the threads matter"
+    assert {v.ran_threads for v in configured if v.path == "real"} == {THREADS}
+    for case, a, b in zip(cases, shortcut, configured, strict=True):
+        assert (a.backend, a.path, a.out_dtype) == (b.backend, b.path, b.out_dtype)
+        assert _same_answer(a.outcome, b.outcome, a.out_dtype), (case.dumps(), a, b)
+        assert _same_answer(a.no_onednn, b.no_onednn, a.out_dtype), (case.dumps(), a, b)
+        assert (a.torch_bug is None) == (b.torch_bug is None), (case.dumps(), a, b)
+        if a.torch_bug:
+            assert a.torch_bug.split(":")[0] == b.torch_bug.split(":")[0]

@@ -15,6 +15,8 @@ import pytest
 
 pytest.importorskip("torch", reason="the torch judge needs PyTorch")
 
+from torch_cases import GARBAGE, SEGV  # noqa: E402
+
 from convcheck.case import Case, TensorSpec, channels_last_order  # noqa: E402
 
 I63 = 2**63 - 1
@@ -218,12 +220,6 @@ def test_oneDNN_transposed_rank_6_is_a_predicted_crash(judge):
     assert "predicted" in v.outcome.detail
     assert v.no_onednn.verdict == "reject" and v.no_onednn.check == "rank.input"
     assert v.torch_bug
-
-
-# The two reproducers of "torch itself crashes and miscomputes on some small
-# channels-last calls": tensors channels-last and contiguous at once (C = 1, W = 1).
-SEGV = conv((2, 1, 5, 1), (3, 1, 2, 1), (3,), s=(2, 2), p=(0, 1), d=(1, 2), cl_input=True)
-GARBAGE = conv((2, 1, 7, 1), (2, 1, 3, 3), (2,), s=(1, 2), p=(2, 1), d=(1, 1), cl_input=True)
 
 
 def test_channels_last_segfault_is_isolated_and_reported(judge):

@@ -139,3 +139,29 @@ def test_values_of_accepted_small_cases_match_numpy(generated):
     print(f"values compared with numpy: {checked} outputs ({skipped_bugs} torch-bug skipped)")
     assert not failures, failures[:3]
     assert checked >= 400
+
+
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "dtype", "first"),
+    [
+        ((1.0, NAN, INF, -0.0), (1.0, NAN, INF, 0.0), "float32", None),  # NaN, inf, signed 0
+        ((1e6, 2.0), (1e6 + 9.0, 2.0), "float32", None),  # within 1e-5 of the larger
+        ((1e6, 2.0), (1e6 + 11.0, 2.0), "float32", (0, 1e6, 1e6 + 11.0)),
+        ((0.5, 3.0), (0.5 + 2e-6, 3.1), "float32", (1, 3.0, 3.1)),  # at least 1: 2e-6 is close
+        ((1.0, INF), (1.0, -INF), "float64", (1, INF, -INF)),
+        ((1.0, 2.0), (1.0, NAN), "float16", (1, 2.0, NAN)),
+        ((1.0, 1e308), (1.0, -1e308), "float64", (1, 1e308, -1e308)),  # the gap overflows
+        ((7.0,), (8.0,), "int32", (0, 7.0, 8.0)),  # integers exactly
+        ((1.0, 2.0), (1.0,), "float32", (1, NAN, NAN)),
+    ],
+)
+def test_first_difference_finds_the_first_element_beyond_the_tolerance(a, b, dtype, first):
+    got = first_difference(a, b, dtype)
+    if first is None:
+        assert got is None
+    else:
+        assert got is not None and got[0] == first[0]
+        assert all(x == y or (x != x and y != y) for x, y in zip(got[1:], first[1:], strict=True))

@@ -184,3 +184,24 @@ def large_variant(rng: random.Random, case: Case) -> Case:
 def large_cases(seed: int, count: int) -> list[Case]:
     rng = random.Random(seed)
     return [large_variant(rng, random_case(rng)) for _ in range(count)]
+
+
+def _channels_last_2d(i, w, b, stride, padding, dilation) -> Case:
+    return Case(
+        input=TensorSpec(i, "float32", channels_last_order(4)),
+        weight=TensorSpec(w),
+        bias=TensorSpec(b),
+        out=TensorSpec(i),
+        stride=stride,
+        padding=padding,
+        dilation=dilation,
+        transposed=False,
+        output_padding=(0,),
+        groups=1,
+    )
+
+
+# The two reproducers of "torch itself crashes and miscomputes on some small
+# channels-last calls": tensors channels-last and contiguous at once (C = 1, W = 1).
+SEGV = _channels_last_2d((2, 1, 5, 1), (3, 1, 2, 1), (3,), (2, 2), (0, 1), (1, 2))
+GARBAGE = _channels_last_2d((2, 1, 7, 1), (2, 1, 3, 3), (2,), (1, 2), (2, 1), (1, 1))
