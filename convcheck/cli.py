@@ -100,6 +100,7 @@ def _open_judges(args, use_torch: bool | None = None):
         timeout=args.timeout,
         check_map=check_map,
         compare=compare,
+        warm=True,  # a command judges at once: torch's workers start beside its own import
     )
 
 

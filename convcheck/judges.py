@@ -92,6 +92,7 @@ class Judges:
         timeout: float = 10.0,
         check_map: CheckMap | None = None,
         compare: str = "id",
+        warm: bool = False,
     ) -> None:
         model.revision_module(revision)  # an unknown revision fails here, before workers
         self.revision = revision
@@ -130,7 +131,7 @@ class Judges:
             from convcheck import differences
             from convcheck.torch_oracle import TorchJudge
 
-            self.torch = TorchJudge(jobs=jobs, timeout=max(timeout, 20.0))
+            self.torch = TorchJudge(jobs=jobs, timeout=max(timeout, 20.0), warm=warm)
             self._explain = differences.explain_difference
         # What is alive now (the modules, torch's hundreds of thousands of objects) lives as
         # long as the judges: the cyclic collector need not walk it again at each full

@@ -252,6 +252,7 @@ class WorkerPool:
         self._env = _worker_env(spec)
         self._workers: list[_Worker] = []
         self._servers: list[_ForkServer] = []  # the fork server, once started
+        self._warming: list[_ForkServer] = []  # started by ``warm``, not yet heard from
         # Workers forked ahead, for the next starts, oldest first: the server answers in
         # order, so they are adopted (and stopped) in this order. One per job for a
         # program, whose forked copy costs little: when both workers crash at once, the
@@ -263,6 +264,7 @@ class WorkerPool:
         # spare's fork is answered before its server stops.
         weakref.finalize(self, _stop_all, self._workers)
         weakref.finalize(self, _stop_all, self._servers)
+        weakref.finalize(self, _stop_all, self._warming)
         weakref.finalize(self, _stop_all, self._spares)
         self._ever_ready = False  # a worker has started: a later start failure is no set-up error
         self._lock = threading.Lock()  # held by the running batch
@@ -278,6 +280,14 @@ class WorkerPool:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    def warm(self) -> None:
+        """Start the fork server now, without waiting for it: its start-up (a library to
+        load, torch to import) then overlaps the caller's own, and the first ``run``
+        finds it ready. Nothing for a pool without a fork server or with one running."""
+        with self._lock:
+            if self._forking and not self._servers and not self._warming:
+                self._warming.append(_ForkServer(self._env, self._launch(fork_server=True)))
 
     def cancel(self) -> None:
         """Abandon the running batch at once (its busy workers are killed) and return no
@@ -332,6 +342,7 @@ class WorkerPool:
         _stop_all(self._workers)
         _stop_all(self._spares)
         _stop_all(self._servers)
+        _stop_all(self._warming)
         self._cancelled = self._close_after_batch = False
         with suppress(BlockingIOError):
             while os.read(self._wake_read, 64):
@@ -384,7 +395,10 @@ class WorkerPool:
         """Start the fork server; False if the batch is cancelled or reaches ``deadline``
         first. A server that cannot start is a set-up error if no worker of this pool ever
         started, else the pool starts its workers from now on."""
-        server = _ForkServer(self._env, self._launch(fork_server=True))
+        if self._warming:
+            server = self._warming.pop()
+        else:
+            server = _ForkServer(self._env, self._launch(fork_server=True))
         line = server.read_line(min(deadline, time.monotonic() + _START_TIMEOUT), self._wake_read)
         if line == b"S":
             self._servers.append(server)

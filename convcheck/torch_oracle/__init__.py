@@ -129,7 +129,9 @@ class TorchJudge:
 
     ``jobs`` worker processes run the real calls, each with ``timeout`` seconds a call
     and ``memory_limit_mb`` of address space. ``threads`` is torch's intra-op thread
-    count, in the workers and for the check path's backend choice.
+    count, in the workers and for the check path's backend choice. ``warm``: start the
+    workers' fork server at once, so that its import of torch runs beside this
+    process's own (a command that will make real calls: a second saved on two cores).
     """
 
     def __init__(
@@ -138,6 +140,7 @@ class TorchJudge:
         timeout: float = 20.0,
         threads: int = DEFAULT_THREADS,
         memory_limit_mb: int | None = 4096,
+        warm: bool = False,
     ) -> None:
         if not available():
             raise ConvcheckError(
@@ -149,14 +152,16 @@ class TorchJudge:
         check_seconds("timeout", timeout)
         if memory_limit_mb is not None:
             check_positive_int("memory_limit_mb", memory_limit_mb)
-        torch = _torch.torch_module()
         self.jobs = jobs
         self.timeout = float(timeout)
         self.threads = threads
         self.memory_limit_mb = memory_limit_mb
+        self._pool = None
+        if warm:
+            self._workers().warm()
+        torch = _torch.torch_module()
         self.private_api = _torch.has_select_conv_backend()
         self.torch_version = str(torch.__version__)
-        self._pool = None
         self._runner: ThreadPoolExecutor | None = None  # waits for the real calls
         # Reuse the oneDNN-on answer for oneDNN off where no oneDNN backend is involved
         # (``_check_both``); tests turn it off to hold the shortcut to the full runs.

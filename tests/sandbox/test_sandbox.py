@@ -310,6 +310,22 @@ def test_forked_workers_are_this_processs_children_each_in_a_session_of_its_own(
     assert not running(server.process.pid)
 
 
+def test_a_warmed_server_serves_the_first_batch_and_is_reaped_unused():
+    with WorkerPool(FORKED, jobs=1) as pool:
+        pool.warm()
+        [warmed] = pool._warming
+        pool.warm()  # once: a second call starts nothing more
+        assert pool._warming == [warmed] and running(warmed.process.pid)
+        [answer] = pool.run([{"op": "identity"}])
+        assert pool._servers == [warmed] and pool._warming == []
+        assert answer["marker"] == warmed.marker_of(answer["pid"])  # forked by it
+    assert not running(warmed.process.pid)
+    with WorkerPool(FORKED, jobs=1) as pool:
+        pool.warm()
+        [unused] = pool._warming
+    assert not running(unused.process.pid)  # warmed, never asked: still stopped
+
+
 def test_a_crashed_worker_is_replaced_by_the_one_forked_ahead():
     with WorkerPool(FORKED, jobs=1) as pool:
         [first] = pool.run([{"op": "identity"}])
