@@ -45,9 +45,10 @@ def campaign(judges, engine, seed, budget):
 
 
 def test_stops_at_the_case_budget_and_repeats_with_its_seed(judges, engine):
-    # atheris starts from valid calls, not reproducers: its first finding takes a few
-    # hundred cases (440 with this seed).
-    cases = 4 * CASES if engine == "atheris" else CASES
+    # atheris starts from valid calls, not reproducers: its first finding takes hundreds
+    # of cases, as its coverage of the model leads it (1,016 with this seed; 248 before
+    # the model ran once where both arithmetics agree).
+    cases = 8 * CASES if engine == "atheris" else CASES
     first = campaign(judges, engine, 3, Budget(cases=cases))
     again = campaign(judges, engine, 3, Budget(cases=cases))
     assert first.stats.cases == again.stats.cases == cases
