@@ -145,7 +145,10 @@ def prove(
             for key, witness in explored.witnesses.items():
                 first.setdefault(key, (shape, witness))
         chosen = list(first.items())
-        minimised = run(_minimise, [(s, w, timeout_ms * 4, minimise) for _, (s, w) in chosen])
+        if minimise:
+            minimised = run(_minimise, [(s, w, timeout_ms * 4) for _, (s, w) in chosen])
+        else:  # no process is asked for nothing
+            minimised = [(None, 0.0)] * len(chosen)
         for (key, (shape, witness)), (found, took) in zip(chosen, minimised, strict=True):
             report = sites[key]
             report.witness = found or witness.case
@@ -197,12 +200,10 @@ def _explore_shape(revision: str, shape: Shape, timeout_ms: int, deadline) -> _E
     return explored
 
 
-def _minimise(shape: Shape, witness: _Witness, timeout_ms: int, minimise: bool):
-    """The minimised input of ``witness`` (None when not wanted or out of time), and the
-    seconds it took."""
+def _minimise(shape: Shape, witness: _Witness, timeout_ms: int):
+    """The minimised input of ``witness`` (None when out of time), and the seconds it
+    took."""
     clock = time.monotonic()
-    if not minimise:
-        return None, 0.0
     inputs = Inputs.of(shape)
     *decisions, condition = z3.parse_smt2_string(witness.query)
     found = minimal_witness_of(inputs, decisions, condition, timeout_ms)
