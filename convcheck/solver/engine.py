@@ -23,7 +23,7 @@ import z3
 
 from convcheck.case import Case
 from convcheck.engines import random as random_engine
-from convcheck.solver import against_torch, cache
+from convcheck.solver import against_torch, cache, limits
 from convcheck.solver.bands import band_cases
 from convcheck.solver.explore import Shape, shapes
 from convcheck.solver.explore import explore as explore_paths
@@ -94,11 +94,10 @@ def stride_cases(revision: str) -> list:
             if q.status != WITNESS or not q.site.startswith(STRIDE_SITES):
                 continue
             # A plain solver first: Optimize spends its whole time before saying unsat.
-            solver = z3.Solver()
-            solver.set("timeout", 4000)
+            solver = limits.solver(2 * limits.QUERY)
             solver.add(*inputs.domain, *q.decisions, q.condition, *runnable)
             if solver.check() == z3.sat:
-                found = minimal_witness_of(inputs, [*q.decisions, *runnable], q.condition, 8000)
+                found = minimal_witness_of(inputs, [*q.decisions, *runnable], q.condition)
                 return [inputs.concrete_case(found or solver.model())]
     return []
 

@@ -23,7 +23,7 @@ from convcheck import model
 from convcheck.case import Case
 from convcheck.fixedint import INT64_MAX
 from convcheck.outcome import ACCEPT
-from convcheck.solver import cache
+from convcheck.solver import cache, limits
 from convcheck.solver.explore import Inputs, Shape, describe_path, explore, shapes
 from convcheck.solver.symbolic import (
     EXACT_DIFFERS,
@@ -113,7 +113,7 @@ def prove(
     revision: str,
     seconds: float | None = None,
     only: list[Shape] | None = None,
-    timeout_ms: int = 2000,
+    rlimit: int = limits.QUERY,
     minimise: bool = True,
     jobs: int = 2,
 ) -> ProofReport:
@@ -132,7 +132,7 @@ def prove(
     with _workers(jobs, len(todo)) as run:
         for shape, explored in zip(
             todo,
-            run(_explore_shape, [(revision, s, timeout_ms, deadline) for s in todo]),
+            run(_explore_shape, [(revision, s, rlimit, deadline) for s in todo]),
             strict=True,
         ):
             if explored is None:
@@ -146,7 +146,7 @@ def prove(
                 first.setdefault(key, (shape, witness))
         chosen = list(first.items())
         if minimise:
-            minimised = run(_minimise, [(s, w, timeout_ms * 4) for _, (s, w) in chosen])
+            minimised = run(_minimise, [(s, w) for _, (s, w) in chosen])
         else:  # no process is asked for nothing
             minimised = [(None, 0.0)] * len(chosen)
         for (key, (shape, witness)), (found, took) in zip(chosen, minimised, strict=True):
@@ -177,12 +177,12 @@ class _Explored:
     witnesses: dict[tuple[str, str], _Witness]
 
 
-def _explore_shape(revision: str, shape: Shape, timeout_ms: int, deadline) -> _Explored | None:
+def _explore_shape(revision: str, shape: Shape, rlimit: int, deadline) -> _Explored | None:
     if deadline is not None and time.time() > deadline:
         return None
     explored = _Explored(0, [], {})
     seen: set[tuple] = set()
-    for path in explore(revision, shape, timeout_ms):
+    for path in explore(revision, shape, rlimit):
         explored.paths += 1
         for q in path.queries:
             key = (q.prefix, q.site, q.kind)
@@ -200,13 +200,13 @@ def _explore_shape(revision: str, shape: Shape, timeout_ms: int, deadline) -> _E
     return explored
 
 
-def _minimise(shape: Shape, witness: _Witness, timeout_ms: int):
+def _minimise(shape: Shape, witness: _Witness):
     """The minimised input of ``witness`` (None when out of time), and the seconds it
     took."""
     clock = time.monotonic()
     inputs = Inputs.of(shape)
     *decisions, condition = z3.parse_smt2_string(witness.query)
-    found = minimal_witness_of(inputs, decisions, condition, timeout_ms)
+    found = minimal_witness_of(inputs, decisions, condition)
     return (None if found is None else inputs.concrete_case(found)), time.monotonic() - clock
 
 
@@ -255,7 +255,7 @@ def gaps(revision: str, rank: int = 3) -> list[str]:
     only = [s for s in shapes(revision) if s.rank == rank]
     report = prove(revision, only=only, minimise=False)
     if report.count(UNKNOWN):
-        report = prove(revision, only=only, timeout_ms=10_000, minimise=False)
+        report = prove(revision, only=only, rlimit=5 * limits.QUERY, minimise=False)
     found = [
         f"{s.site} ({s.kind}): {s.status} on "
         + next(p.path for p in s.paths if p.status == s.status)
@@ -281,13 +281,13 @@ def objectives(inputs: Inputs) -> tuple[z3.ArithRef, z3.ArithRef]:
 _TIERS = ((3, 3), (3, None), (None, None))  # (largest size, largest |arg - natural|)
 
 
-def minimal_witness_of(inputs: Inputs, decisions, condition, timeout_ms: int):
+def minimal_witness_of(inputs: Inputs, decisions, condition, rlimit: int = limits.MINIMISE):
     """The witness a person would write: the smallest input taking ``decisions`` and
     meeting ``condition``, tier by tier; None when ``Optimize`` runs out of time."""
     for size_bound, value_bound in _TIERS:
-        opt = z3.Optimize()
-        # The bounded tiers answer fast or not at all; the last one gets the time.
-        opt.set("timeout", timeout_ms if value_bound is None and size_bound is None else 2000)
+        # The bounded tiers answer fast or not at all; the last one gets the steps.
+        unbounded = value_bound is None and size_bound is None
+        opt = limits.optimizer(rlimit if unbounded else limits.BOUNDED)
         opt.add(*inputs.domain, *decisions, condition)
         if size_bound is not None:
             opt.add(*(s <= size_bound for terms in inputs.sizes.values() for s in terms))
