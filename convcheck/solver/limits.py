@@ -39,28 +39,15 @@ MINIMISE = 12_000_000
 
 
 def solver(rlimit: int) -> z3.Solver:
-    """A solver for one query: z3's preprocessing for nonlinear integers, then its SMT core.
+    """z3's SMT core, for one query or for push and pop.
 
-    Not ``z3.Solver()``: on a query without a push it runs z3's ``qfnia`` strategy, which
-    gives its SMT core 2 s of wall-clock time before it tries others (``try_for``), so its
-    answer depended on the load again. These are that strategy's own steps without it.
+    Not ``z3.Solver()``: without a push it runs z3's ``qfnia`` strategy, which gives the
+    SMT core 2 s of wall-clock time before it tries others (``try_for``), so its answer
+    depended on the load again (and the strategy's preprocessing, run alone under a
+    step limit, overran it by minutes). A query asserted on a fresh core, without a
+    push, still gets the core's own preprocessing (solving equations, dropping
+    unconstrained terms), which an incremental solver gives up.
     """
-    s = z3.Then(
-        "simplify",
-        "propagate-values",
-        z3.With("ctx-simplify", max_depth=30, max_steps=5_000_000),
-        z3.With("simplify", pull_cheap_ite=True),
-        "elim-uncnstr",
-        z3.With("simplify", hoist_mul=True),
-        z3.With("simplify", som=True),
-        "smt",
-    ).solver()
-    s.set("rlimit", rlimit)
-    return s
-
-
-def incremental(rlimit: int) -> z3.Solver:
-    """z3's SMT core alone, for push and pop (no strategy falls back on the clock)."""
     s = z3.SimpleSolver()
     s.set("rlimit", rlimit)
     return s

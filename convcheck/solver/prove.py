@@ -69,6 +69,20 @@ class SiteReport:
     def undefined(self) -> bool:
         return self.kind not in PROPERTIES
 
+    @classmethod
+    def from_json(cls, data: dict) -> SiteReport:
+        witness = data["witness"]
+        return cls(
+            data["site"],
+            data["kind"],
+            [PathStatus(p["path"], p["status"]) for p in data["paths"]],
+            None if witness is None else Case.from_json(witness),
+            data["witness_path"],
+            data["model_agrees"],
+            data["judged"],
+            seconds=data["seconds"],
+        )
+
     def to_json(self) -> dict:
         return {
             "site": self.site,
@@ -98,6 +112,19 @@ class ProofReport:
 
     def count(self, status: str, undefined_only: bool = False) -> int:
         return sum(s.status == status and (s.undefined or not undefined_only) for s in self.sites)
+
+    @classmethod
+    def from_json(cls, data: dict) -> ProofReport:
+        sites = [SiteReport.from_json(s) for s in data["sites"]]
+        shapes = data["shapes"]
+        return cls(
+            data["revision"],
+            sites,
+            data["paths"],
+            shapes["explored"],
+            shapes["total"],
+            data["seconds"],
+        )
 
     def to_json(self) -> dict:
         return {
@@ -245,26 +272,38 @@ def gaps(revision: str, rank: int = 3) -> list[str]:
     """Every site of ``revision``'s calls of ``rank`` that is not proven, one line each.
 
     For ``ci``: a few seconds on ``current``, and from the disk cache after the first job.
-    A query that timed out is asked again with five times the time before it counts as
-    unknown, so a loaded machine does not fail the job on a proof it only ran out of time
-    for; an answer with an unknown left is not cached.
+    Where a query runs out of its steps, the shapes are solved again with five times as
+    many before it counts as unknown; either way the answer is the same on any machine.
     """
-    stored = cache.load(f"gaps-{revision}-{rank}")
-    if stored is not None:
-        return stored
+    return cache.solved(f"gaps-{revision}-{rank}", lambda: (_gaps(revision, rank), True))
+
+
+def _gaps(revision: str, rank: int) -> list[str]:
     only = [s for s in shapes(revision) if s.rank == rank]
     report = prove(revision, only=only, minimise=False)
     if report.count(UNKNOWN):
         report = prove(revision, only=only, rlimit=5 * limits.QUERY, minimise=False)
-    found = [
+    return [
         f"{s.site} ({s.kind}): {s.status} on "
         + next(p.path for p in s.paths if p.status == s.status)
         for s in report.sites
         if s.status != PROVEN
     ]
-    if not report.count(UNKNOWN):
-        cache.store(f"gaps-{revision}-{rank}", found)
-    return found
+
+
+def solved_report(revision: str, only: list[Shape]) -> ProofReport:
+    """``prove(revision, only=only)`` solved once per version of the code on a machine,
+    then read from the disk: the solver engine's cases and the tests of its witnesses
+    share one solve (minutes on ``legacy``)."""
+    name = f"prove-{revision}-" + "-".join(
+        f"{s.rank}{'t' if s.transposed else 'r'}{s.bias or ''}" for s in only
+    )
+    return cache.solved(
+        name,
+        lambda: (report := prove(revision, only=only), report.complete),
+        ProofReport.to_json,
+        ProofReport.from_json,
+    )
 
 
 def objectives(inputs: Inputs) -> tuple[z3.ArithRef, z3.ArithRef]:

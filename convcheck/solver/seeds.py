@@ -26,13 +26,12 @@ SHAPES = (Shape(3, False, "float32"), Shape(3, True, "float32"), Shape(3, True, 
 def seed_cases(revision: str, seconds: float | None = None, stopped=lambda: False) -> list[Case]:
     """The witnesses, then the band cases: from the disk cache, else solved (until
     ``seconds`` or until ``stopped()``: a signal must not wait for the solver)."""
-    stored = cache.load(f"seeds-{revision}")
-    if stored is not None:
-        return [Case.from_json(c) for c in stored]
-    cases, complete = solve(revision, seconds, stopped)
-    if complete:
-        cache.store(f"seeds-{revision}", [c.to_json() for c in cases])
-    return cases
+    return cache.solved(
+        f"seeds-{revision}",
+        lambda: solve(revision, seconds, stopped),
+        lambda cases: [c.to_json() for c in cases],
+        lambda data: [Case.from_json(c) for c in data],
+    )
 
 
 def solve(revision: str, seconds: float | None = None, stopped=lambda: False):

@@ -180,7 +180,7 @@ class Path:
             if all(z3.is_true(model.eval(c, model_completion=True)) for c in ordered):
                 return z3.sat, model
         if self.solver is None:
-            self.solver = limits.incremental(min(self.rlimit, limits.INCREMENTAL))
+            self.solver = limits.solver(min(self.rlimit, limits.INCREMENTAL))
             self.solver.add(*self.domain, *self.decisions)
         self.solver.push()
         self.solver.add(*extra)
