@@ -30,6 +30,7 @@ from convcheck.case import Case
 from convcheck.differences import explain_difference
 from convcheck.fixedint import INT64_MAX, INT64_MIN, Arith, Wrapping
 from convcheck.outcome import ACCEPT, REJECT, Outcome
+from convcheck.solver import limits
 from convcheck.solver.explore import Inputs, Shape, describe_path, shapes
 from convcheck.solver.prove import minimal_witness_of
 from convcheck.solver.revisions import model_side, paired_paths
@@ -181,7 +182,7 @@ RANK_BOUNDS = {3: None, 4: 4, 5: 4}
 def solve(
     revision: str,
     only: list[Shape] | None = None,
-    timeout_ms: int = 2000,
+    rlimit: int = limits.QUERY,
     bounds: dict[int, int | None] = RANK_BOUNDS,
 ) -> list[TorchDisagreement]:
     """One minimised witness per (kind, check id), simplest shapes first; not judged."""
@@ -193,7 +194,7 @@ def solve(
             inputs.domain += [z3.And(t >= -bound, t <= bound) for t in inputs.terms()]
         paths: dict[tuple[str, str], list] = {}
         for path, outcome, passes in paired_paths(
-            inputs, model_side(revision), _torch_side, timeout_ms
+            inputs, model_side(revision), _torch_side, rlimit
         ):
             if (outcome.verdict == ACCEPT) == passes:
                 continue
@@ -208,7 +209,7 @@ def solve(
         for key, taken in paths.items():
             # The smallest input over every path that shows it, not only the first one's.
             either = z3.Or([z3.And(*p.decisions) for p in taken])
-            best = minimal_witness_of(inputs, [either], z3.BoolVal(True), timeout_ms * 4)
+            best = minimal_witness_of(inputs, [either], z3.BoolVal(True))
             shown = next((p for p in taken if best is not None and _takes(best, p)), taken[0])
             witness = inputs.concrete_case(best or shown.model)
             found[key] = TorchDisagreement(*key, describe_path(shape, tuple(shown.taken)), witness)

@@ -15,6 +15,7 @@ import z3
 
 from convcheck.case import Case
 from convcheck.fixedint import INT32_MAX, INT32_MIN, INT64_MAX
+from convcheck.solver import limits
 from convcheck.solver.explore import PathResult, Shape, explore, shapes
 from convcheck.solver.prove import objectives
 
@@ -26,7 +27,7 @@ SPAN = 2**8
 _BANDED = ("add", "sub", "mul", "narrow", "convert")
 
 
-def _nearest(inputs, query, edge, low, high, timeout_ms, minimise) -> z3.ModelRef | None:
+def _nearest(inputs, query, edge, low, high, rlimit, minimise) -> z3.ModelRef | None:
     """The value on the edge (else in the band), every other size 1 or 0 where it can be.
 
     On the edge and small is what a narrowing kernel trips on: with ``groups * w.size(1)``
@@ -37,17 +38,15 @@ def _nearest(inputs, query, edge, low, high, timeout_ms, minimise) -> z3.ModelRe
     small = [s <= 3 for terms in inputs.sizes.values() for s in terms]
     for band in (query.exact == edge, z3.And(query.exact >= low, query.exact <= high)):
         if minimise:
-            opt = z3.Optimize()
-            opt.set("timeout", timeout_ms)
+            opt = limits.optimizer(rlimit)
             opt.add(*inputs.domain, *query.decisions, band)
             for objective in objectives(inputs):
                 opt.minimize(objective)
             if opt.check() == z3.sat:
                 return opt.model()
-        # Optimize ran out of time, or is not wanted: any input in the band will do.
+        # Optimize ran out of steps, or is not wanted: any input in the band will do.
         for bound in (small, []) if not minimise else ([],):
-            solver = z3.Solver()
-            solver.set("timeout", timeout_ms)
+            solver = limits.solver(rlimit)
             solver.add(*inputs.domain, *query.decisions, band, *bound)
             if solver.check() == z3.sat:
                 return solver.model()
@@ -57,7 +56,7 @@ def _nearest(inputs, query, edge, low, high, timeout_ms, minimise) -> z3.ModelRe
 def path_bands(
     path: PathResult,
     solved: set[tuple[str, int]],
-    timeout_ms: int,
+    rlimit: int,
     edges=EDGES,
     minimise: bool = True,
 ) -> list[Case]:
@@ -70,7 +69,7 @@ def path_bands(
             if (q.site, edge) in solved:
                 continue
             low, high = (edge, edge + SPAN) if direction > 0 else (edge - SPAN, edge)
-            found = _nearest(path.inputs, q, edge, low, high, timeout_ms, minimise)
+            found = _nearest(path.inputs, q, edge, low, high, rlimit, minimise)
             if found is not None:
                 solved.add((q.site, edge))
                 cases.append(path.inputs.concrete_case(found))
@@ -81,15 +80,15 @@ def band_cases(
     revision: str,
     seconds: float | None = None,
     only: list[Shape] | None = None,
-    timeout_ms: int = 1000,
+    rlimit: int = limits.CHEAP,
 ) -> list[Case]:
     """One call per (site, edge) the solver can reach, simplest shapes first."""
     started = time.monotonic()
     solved: set[tuple[str, int]] = set()
     cases: list[Case] = []
     for shape in only if only is not None else shapes(revision):
-        for path in explore(revision, shape, timeout_ms):
+        for path in explore(revision, shape, rlimit):
             if seconds is not None and time.monotonic() - started > seconds:
                 return cases
-            cases += path_bands(path, solved, timeout_ms)
+            cases += path_bands(path, solved, rlimit)
     return cases

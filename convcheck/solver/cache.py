@@ -2,7 +2,9 @@
 
 Solving a revision takes seconds to minutes and its answer changes only with the model,
 the solver or z3: a machine solves once per version, and every later campaign and ``ci``
-job reads the file. Only a complete answer is stored (see the callers).
+job reads the file. z3's work is bounded by steps, not by a clock (``limits``), so the
+answer is the same on every machine: a cache solved on a loaded one is the one a quiet one
+would have solved. Only a complete answer is stored (``solved``).
 """
 
 from __future__ import annotations
@@ -41,6 +43,19 @@ def load(name: str):
         return json.loads(path(name).read_text())
     except (OSError, ValueError):
         return None  # not solved yet here, or a file another version left half-written
+
+
+def solved(name: str, solve, encode=lambda answer: answer, decode=lambda data: data):
+    """``name``'s answer from the disk, else ``solve()``'s, which returns the answer and
+    whether it is complete: one cut short (a time budget, a signal) is used, not stored.
+    ``encode`` and ``decode`` turn the answer into JSON data and back."""
+    stored = load(name)
+    if stored is not None:
+        return decode(stored)
+    answer, complete = solve()
+    if complete:
+        store(name, encode(answer))
+    return answer
 
 
 def store(name: str, data) -> None:

@@ -23,11 +23,11 @@ import z3
 
 from convcheck.case import Case
 from convcheck.engines import random as random_engine
-from convcheck.solver import against_torch, cache
+from convcheck.solver import against_torch, cache, limits
 from convcheck.solver.bands import band_cases
 from convcheck.solver.explore import Shape, shapes
 from convcheck.solver.explore import explore as explore_paths
-from convcheck.solver.prove import minimal_witness_of, prove
+from convcheck.solver.prove import minimal_witness_of, prove, solved_report
 from convcheck.solver.seeds import seed_cases
 from convcheck.solver.symbolic import WITNESS, SymInt
 
@@ -42,7 +42,10 @@ OUT_CHANNELS = "output_sizes.channels_narrow"
 def solver_cases(revision: str, seconds: float | None = None, only=None) -> list:
     """Every witness, then every band case (within ``seconds`` when given)."""
     ordered = only or [s for s in shapes(revision) if s.rank == SOLVED_RANK]
-    report = prove(revision, None if seconds is None else seconds / 2, ordered)
+    if seconds is None:
+        report = solved_report(revision, ordered)  # the one solve the tests read too
+    else:
+        report = prove(revision, seconds / 2, ordered)
     cases = [s.witness for s in report.sites if s.witness is not None]
     return cases + band_cases(revision, None if seconds is None else seconds / 2, ordered)
 
@@ -94,11 +97,10 @@ def stride_cases(revision: str) -> list:
             if q.status != WITNESS or not q.site.startswith(STRIDE_SITES):
                 continue
             # A plain solver first: Optimize spends its whole time before saying unsat.
-            solver = z3.Solver()
-            solver.set("timeout", 4000)
+            solver = limits.solver(2 * limits.QUERY)
             solver.add(*inputs.domain, *q.decisions, q.condition, *runnable)
             if solver.check() == z3.sat:
-                found = minimal_witness_of(inputs, [*q.decisions, *runnable], q.condition, 8000)
+                found = minimal_witness_of(inputs, [*q.decisions, *runnable], q.condition)
                 return [inputs.concrete_case(found or solver.model())]
     return []
 
@@ -107,12 +109,12 @@ def stride_cases(revision: str) -> list:
 def _solved(revision: str) -> tuple:
     """Solved without a time limit, the answer depends on the revision alone: solved once
     per version of the code on a machine (minutes on legacy), then read from the disk."""
-    stored = cache.load(f"engine-{revision}")
-    if stored is not None:
-        return tuple(Case.from_json(c) for c in stored)
-    cases = solver_cases(revision) + torch_cases(revision) + stride_cases(revision)
-    cache.store(f"engine-{revision}", [c.to_json() for c in cases])
-    return tuple(cases)
+    return cache.solved(
+        f"engine-{revision}",
+        lambda: (solver_cases(revision) + torch_cases(revision) + stride_cases(revision), True),
+        lambda cases: [c.to_json() for c in cases],
+        lambda data: tuple(Case.from_json(c) for c in data),
+    )
 
 
 def first_cases(revision: str) -> list:

@@ -23,6 +23,7 @@ from convcheck.case import Case, TensorSpec, contiguous_order
 from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN, Op
 from convcheck.model._kernel import ModelRun, run_steps
 from convcheck.outcome import ACCEPT
+from convcheck.solver import limits
 from convcheck.solver.symbolic import (
     EXACT_DIFFERS,
     NUMEL_OVERFLOW,
@@ -110,6 +111,9 @@ class Inputs:
 
     @classmethod
     def of(cls, shape: Shape) -> Inputs:
+        """The shape's variables, in a z3 context of their own: each unit of solving (a
+        shape's paths, a witness) starts from one, so its answers are its own."""
+        limits.fresh_context()
         n = shape.ndim
         sizes = {
             "input": [z3.Int(f"input.sizes[{i}]") for i in range(shape.rank)],
@@ -213,12 +217,12 @@ def ask_accepted(path: Path, run: ModelRun, shape: Shape) -> None:
 
 
 def explore(
-    revision: str, shape: Shape, timeout_ms: int = 2000, max_paths: int = 100_000
+    revision: str, shape: Shape, rlimit: int = limits.QUERY, max_paths: int = 100_000
 ) -> Iterator[PathResult]:
     """Run the revision's steps once per feasible path of ``shape``, depth first."""
     module = model.revision_module(revision)
     inputs = Inputs.of(shape)
-    seed = z3.Solver()
+    seed = limits.solver(limits.QUERY)
     seed.add(*inputs.domain)
     seed.check()
     stack = [Pending((), seed.model())]
@@ -226,7 +230,7 @@ def explore(
     found: list[z3.ModelRef] = []
     while stack and count < max_paths:
         pending = stack.pop()
-        path = Path(inputs.domain, pending.prefix, pending.model, timeout_ms, found=found)
+        path = Path(inputs.domain, pending.prefix, pending.model, rlimit, found=found)
         case = inputs.symbolic_case(path)
         run, halt, arith = None, None, Symbolic(path)
         try:

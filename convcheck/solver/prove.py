@@ -23,7 +23,7 @@ from convcheck import model
 from convcheck.case import Case
 from convcheck.fixedint import INT64_MAX
 from convcheck.outcome import ACCEPT
-from convcheck.solver import cache
+from convcheck.solver import cache, limits
 from convcheck.solver.explore import Inputs, Shape, describe_path, explore, shapes
 from convcheck.solver.symbolic import (
     EXACT_DIFFERS,
@@ -69,6 +69,20 @@ class SiteReport:
     def undefined(self) -> bool:
         return self.kind not in PROPERTIES
 
+    @classmethod
+    def from_json(cls, data: dict) -> SiteReport:
+        witness = data["witness"]
+        return cls(
+            data["site"],
+            data["kind"],
+            [PathStatus(p["path"], p["status"]) for p in data["paths"]],
+            None if witness is None else Case.from_json(witness),
+            data["witness_path"],
+            data["model_agrees"],
+            data["judged"],
+            seconds=data["seconds"],
+        )
+
     def to_json(self) -> dict:
         return {
             "site": self.site,
@@ -99,6 +113,19 @@ class ProofReport:
     def count(self, status: str, undefined_only: bool = False) -> int:
         return sum(s.status == status and (s.undefined or not undefined_only) for s in self.sites)
 
+    @classmethod
+    def from_json(cls, data: dict) -> ProofReport:
+        sites = [SiteReport.from_json(s) for s in data["sites"]]
+        shapes = data["shapes"]
+        return cls(
+            data["revision"],
+            sites,
+            data["paths"],
+            shapes["explored"],
+            shapes["total"],
+            data["seconds"],
+        )
+
     def to_json(self) -> dict:
         return {
             "revision": self.revision,
@@ -113,7 +140,7 @@ def prove(
     revision: str,
     seconds: float | None = None,
     only: list[Shape] | None = None,
-    timeout_ms: int = 2000,
+    rlimit: int = limits.QUERY,
     minimise: bool = True,
     jobs: int = 2,
 ) -> ProofReport:
@@ -132,7 +159,7 @@ def prove(
     with _workers(jobs, len(todo)) as run:
         for shape, explored in zip(
             todo,
-            run(_explore_shape, [(revision, s, timeout_ms, deadline) for s in todo]),
+            run(_explore_shape, [(revision, s, rlimit, deadline) for s in todo]),
             strict=True,
         ):
             if explored is None:
@@ -145,7 +172,10 @@ def prove(
             for key, witness in explored.witnesses.items():
                 first.setdefault(key, (shape, witness))
         chosen = list(first.items())
-        minimised = run(_minimise, [(s, w, timeout_ms * 4, minimise) for _, (s, w) in chosen])
+        if minimise:
+            minimised = run(_minimise, [(s, w) for _, (s, w) in chosen])
+        else:  # no process is asked for nothing
+            minimised = [(None, 0.0)] * len(chosen)
         for (key, (shape, witness)), (found, took) in zip(chosen, minimised, strict=True):
             report = sites[key]
             report.witness = found or witness.case
@@ -174,12 +204,12 @@ class _Explored:
     witnesses: dict[tuple[str, str], _Witness]
 
 
-def _explore_shape(revision: str, shape: Shape, timeout_ms: int, deadline) -> _Explored | None:
+def _explore_shape(revision: str, shape: Shape, rlimit: int, deadline) -> _Explored | None:
     if deadline is not None and time.time() > deadline:
         return None
     explored = _Explored(0, [], {})
     seen: set[tuple] = set()
-    for path in explore(revision, shape, timeout_ms):
+    for path in explore(revision, shape, rlimit):
         explored.paths += 1
         for q in path.queries:
             key = (q.prefix, q.site, q.kind)
@@ -197,15 +227,13 @@ def _explore_shape(revision: str, shape: Shape, timeout_ms: int, deadline) -> _E
     return explored
 
 
-def _minimise(shape: Shape, witness: _Witness, timeout_ms: int, minimise: bool):
-    """The minimised input of ``witness`` (None when not wanted or out of time), and the
-    seconds it took."""
+def _minimise(shape: Shape, witness: _Witness):
+    """The minimised input of ``witness`` (None when out of time), and the seconds it
+    took."""
     clock = time.monotonic()
-    if not minimise:
-        return None, 0.0
     inputs = Inputs.of(shape)
     *decisions, condition = z3.parse_smt2_string(witness.query)
-    found = minimal_witness_of(inputs, decisions, condition, timeout_ms)
+    found = minimal_witness_of(inputs, decisions, condition)
     return (None if found is None else inputs.concrete_case(found)), time.monotonic() - clock
 
 
@@ -244,26 +272,38 @@ def gaps(revision: str, rank: int = 3) -> list[str]:
     """Every site of ``revision``'s calls of ``rank`` that is not proven, one line each.
 
     For ``ci``: a few seconds on ``current``, and from the disk cache after the first job.
-    A query that timed out is asked again with five times the time before it counts as
-    unknown, so a loaded machine does not fail the job on a proof it only ran out of time
-    for; an answer with an unknown left is not cached.
+    Where a query runs out of its steps, the shapes are solved again with five times as
+    many before it counts as unknown; either way the answer is the same on any machine.
     """
-    stored = cache.load(f"gaps-{revision}-{rank}")
-    if stored is not None:
-        return stored
+    return cache.solved(f"gaps-{revision}-{rank}", lambda: (_gaps(revision, rank), True))
+
+
+def _gaps(revision: str, rank: int) -> list[str]:
     only = [s for s in shapes(revision) if s.rank == rank]
     report = prove(revision, only=only, minimise=False)
     if report.count(UNKNOWN):
-        report = prove(revision, only=only, timeout_ms=10_000, minimise=False)
-    found = [
+        report = prove(revision, only=only, rlimit=5 * limits.QUERY, minimise=False)
+    return [
         f"{s.site} ({s.kind}): {s.status} on "
         + next(p.path for p in s.paths if p.status == s.status)
         for s in report.sites
         if s.status != PROVEN
     ]
-    if not report.count(UNKNOWN):
-        cache.store(f"gaps-{revision}-{rank}", found)
-    return found
+
+
+def solved_report(revision: str, only: list[Shape]) -> ProofReport:
+    """``prove(revision, only=only)`` solved once per version of the code on a machine,
+    then read from the disk: the solver engine's cases and the tests of its witnesses
+    share one solve (minutes on ``legacy``)."""
+    name = f"prove-{revision}-" + "-".join(
+        f"{s.rank}{'t' if s.transposed else 'r'}{s.bias or ''}" for s in only
+    )
+    return cache.solved(
+        name,
+        lambda: (report := prove(revision, only=only), report.complete),
+        ProofReport.to_json,
+        ProofReport.from_json,
+    )
 
 
 def objectives(inputs: Inputs) -> tuple[z3.ArithRef, z3.ArithRef]:
@@ -280,13 +320,13 @@ def objectives(inputs: Inputs) -> tuple[z3.ArithRef, z3.ArithRef]:
 _TIERS = ((3, 3), (3, None), (None, None))  # (largest size, largest |arg - natural|)
 
 
-def minimal_witness_of(inputs: Inputs, decisions, condition, timeout_ms: int):
+def minimal_witness_of(inputs: Inputs, decisions, condition, rlimit: int = limits.MINIMISE):
     """The witness a person would write: the smallest input taking ``decisions`` and
     meeting ``condition``, tier by tier; None when ``Optimize`` runs out of time."""
     for size_bound, value_bound in _TIERS:
-        opt = z3.Optimize()
-        # The bounded tiers answer fast or not at all; the last one gets the time.
-        opt.set("timeout", timeout_ms if value_bound is None and size_bound is None else 2000)
+        # The bounded tiers answer fast or not at all; the last one gets the steps.
+        unbounded = value_bound is None and size_bound is None
+        opt = limits.optimizer(rlimit if unbounded else limits.BOUNDED)
         opt.add(*inputs.domain, *decisions, condition)
         if size_bound is not None:
             opt.add(*(s <= size_bound for terms in inputs.sizes.values() for s in terms))

@@ -19,6 +19,7 @@ from convcheck import model
 from convcheck.case import Case
 from convcheck.model._kernel import run_steps
 from convcheck.outcome import ACCEPT
+from convcheck.solver import limits
 from convcheck.solver.explore import Inputs, Shape, describe_path, shapes
 from convcheck.solver.prove import minimal_witness_of
 from convcheck.solver.symbolic import Halt, Path, Pending, Symbolic
@@ -60,17 +61,17 @@ def model_side(revision: str):
     return run
 
 
-def paired_paths(inputs: Inputs, first, second, timeout_ms: int) -> Iterator[tuple]:
+def paired_paths(inputs: Inputs, first, second, rlimit: int) -> Iterator[tuple]:
     """Every path of ``first`` then ``second`` (each ``(case, path) -> answer``, None to
     end the path) on one symbolic call, depth first: ``(path, answer, answer)``."""
-    seed = z3.Solver()
+    seed = limits.solver(limits.QUERY)
     seed.add(*inputs.domain)
     seed.check()
     stack = [Pending((), seed.model())]
     found: list[z3.ModelRef] = []  # the inputs queries found, shared by the paths
     while stack:
         pending = stack.pop()
-        path = Path(inputs.domain, pending.prefix, pending.model, timeout_ms, found=found)
+        path = Path(inputs.domain, pending.prefix, pending.model, rlimit, found=found)
         case = inputs.symbolic_case(path)
         one = first(case, path)
         other = second(case, path) if one is not None else None
@@ -80,14 +81,14 @@ def paired_paths(inputs: Inputs, first, second, timeout_ms: int) -> Iterator[tup
 
 
 def disagreements(
-    a: str = "legacy", b: str = "current", only: list[Shape] | None = None, timeout_ms=2000
+    a: str = "legacy", b: str = "current", only: list[Shape] | None = None, rlimit=limits.QUERY
 ) -> list[Disagreement]:
     """One minimised witness per (kind, check id), simplest shapes first."""
     found: dict[tuple[str, str], Disagreement] = {}
     common = [s for s in (only or shapes(a)) if s in shapes(b)]
     for shape in common:
         inputs = Inputs.of(shape)
-        for path, one, other in paired_paths(inputs, model_side(a), model_side(b), timeout_ms):
+        for path, one, other in paired_paths(inputs, model_side(a), model_side(b), rlimit):
             if (one.verdict == ACCEPT) == (other.verdict == ACCEPT):
                 continue
             kind, check = (
@@ -97,7 +98,7 @@ def disagreements(
             )
             if (kind, check) in found:
                 continue
-            best = minimal_witness_of(inputs, path.decisions, z3.BoolVal(True), timeout_ms * 4)
+            best = minimal_witness_of(inputs, path.decisions, z3.BoolVal(True))
             witness = inputs.concrete_case(best or path.model)
             found[(kind, check)] = Disagreement(
                 kind, check, describe_path(shape, tuple(path.taken)), witness

@@ -15,25 +15,23 @@ from __future__ import annotations
 import time
 
 from convcheck.case import Case
-from convcheck.solver import cache
+from convcheck.solver import cache, limits
 from convcheck.solver.bands import NARROW_EDGES, path_bands
 from convcheck.solver.explore import Shape, explore
 from convcheck.solver.symbolic import WITNESS
 
 SHAPES = (Shape(3, False, "float32"), Shape(3, True, "float32"), Shape(3, True, None))
-TIMEOUT_MS = 1000
 
 
 def seed_cases(revision: str, seconds: float | None = None, stopped=lambda: False) -> list[Case]:
     """The witnesses, then the band cases: from the disk cache, else solved (until
     ``seconds`` or until ``stopped()``: a signal must not wait for the solver)."""
-    stored = cache.load(f"seeds-{revision}")
-    if stored is not None:
-        return [Case.from_json(c) for c in stored]
-    cases, complete = solve(revision, seconds, stopped)
-    if complete:
-        cache.store(f"seeds-{revision}", [c.to_json() for c in cases])
-    return cases
+    return cache.solved(
+        f"seeds-{revision}",
+        lambda: solve(revision, seconds, stopped),
+        lambda cases: [c.to_json() for c in cases],
+        lambda data: [Case.from_json(c) for c in data],
+    )
 
 
 def solve(revision: str, seconds: float | None = None, stopped=lambda: False):
@@ -44,12 +42,12 @@ def solve(revision: str, seconds: float | None = None, stopped=lambda: False):
     witnesses: list[Case] = []
     bands: list[Case] = []
     for shape in SHAPES:
-        for path in explore(revision, shape, TIMEOUT_MS):
+        for path in explore(revision, shape, limits.CHEAP):
             if stopped() or seconds is not None and time.monotonic() - started > seconds:
                 return witnesses + bands, False
             for q in path.queries:
                 if q.status == WITNESS and (q.site, q.kind) not in witnessed:
                     witnessed.add((q.site, q.kind))
                     witnesses.append(path.inputs.concrete_case(q.witness))
-            bands += path_bands(path, solved, TIMEOUT_MS, NARROW_EDGES, minimise=False)
+            bands += path_bands(path, solved, limits.CHEAP, NARROW_EDGES, minimise=False)
     return witnesses + bands, True

@@ -35,6 +35,7 @@ from convcheck.fixedint import (
     Arith,
     Op,
 )
+from convcheck.solver import limits
 
 WRAP = "value-changed"  # not UB: a narrowing or an unsigned wrap, C's value is not exact
 EXACT_DIFFERS = "exact-differs"  # an accepted call whose sizes exact arithmetic changes
@@ -45,7 +46,7 @@ PROPERTIES = (WRAP, EXACT_DIFFERS, NUMEL_OVERFLOW)
 # The statuses of a site on a path.
 WITNESS = "witness"  # an input that reaches the site and misbehaves there
 PROVEN = "proven"  # no input on this path does
-UNKNOWN = "unknown"  # the solver's time ran out
+UNKNOWN = "unknown"  # the solver ran out of its steps (``limits``)
 
 
 def _in(term, low: int, high: int) -> z3.BoolRef:
@@ -157,7 +158,7 @@ class Path:
     domain: list[z3.BoolRef]
     forced: tuple[bool, ...]
     model: z3.ModelRef
-    timeout_ms: int
+    rlimit: int  # z3's steps per query (``limits``)
     decisions: list[z3.BoolRef] = field(default_factory=list)
     taken: list[bool] = field(default_factory=list)
     queries: list[SiteQuery] = field(default_factory=list)
@@ -179,8 +180,7 @@ class Path:
             if all(z3.is_true(model.eval(c, model_completion=True)) for c in ordered):
                 return z3.sat, model
         if self.solver is None:
-            self.solver = z3.Solver()
-            self.solver.set("timeout", self.timeout_ms)
+            self.solver = limits.solver(min(self.rlimit, limits.INCREMENTAL))
             self.solver.add(*self.domain, *self.decisions)
         self.solver.push()
         self.solver.add(*extra)
@@ -188,10 +188,9 @@ class Path:
         found = self.solver.model() if answer == z3.sat else None
         self.solver.pop()
         if answer == z3.unknown:
-            # After a push z3 gives up its non-incremental tactics, which some of these
-            # nonlinear queries need: a fresh solver gets one more try.
-            fresh = z3.Solver()
-            fresh.set("timeout", self.timeout_ms)
+            # An incremental solver cannot preprocess (solve equations, drop unconstrained
+            # terms), which some of these nonlinear queries need: a fresh one gets a try.
+            fresh = limits.solver(self.rlimit)
             fresh.add(*self.domain, *wanted)
             answer = fresh.check()
             found = fresh.model() if answer == z3.sat else None

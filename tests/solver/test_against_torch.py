@@ -13,7 +13,7 @@ from builders import conv, t  # noqa: E402
 
 from convcheck import cli, model  # noqa: E402
 from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN, Wrapping  # noqa: E402
-from convcheck.solver import against_torch  # noqa: E402
+from convcheck.solver import against_torch, limits  # noqa: E402
 from convcheck.solver.explore import Inputs, Shape  # noqa: E402
 from convcheck.solver.revisions import paired_paths  # noqa: E402
 from convcheck.solver.symbolic import Path, SymInt  # noqa: E402
@@ -24,7 +24,7 @@ EDGES = (0, 1, -1, 2, -2, 7, -7, INT32_MAX, INT64_MAX, INT64_MIN, INT64_MAX - 1,
 def _path() -> Path:
     solver = z3.Solver()
     solver.check()
-    return Path([], (), solver.model(), 1000)
+    return Path([], (), solver.model(), limits.CHEAP)
 
 
 @pytest.mark.parametrize("op", ["add_i64", "sub_i64", "mul_i64", "rem_i64"])
@@ -66,7 +66,7 @@ def _torch_paths(inputs):
     return [
         (path, passes)
         for path, _, passes in paired_paths(
-            inputs, lambda case, path: True, against_torch._torch_side, 1000
+            inputs, lambda case, path: True, against_torch._torch_side, limits.CHEAP
         )
     ]
 

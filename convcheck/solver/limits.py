@@ -1,0 +1,65 @@
+"""How much work z3 may do on one query: its deterministic resource limit, not a clock.
+
+A wall-clock timeout makes an answer depend on the machine's load: a query that runs out
+of time on a busy machine is unknown there and a witness on a quiet one, and the cached
+seeds, and so every seeded campaign, then differed from machine to machine. z3's
+``rlimit`` counts the solver's own steps instead: the same query on the same z3 gives the
+same answer anywhere. The limit is per ``check`` (z3 adds it to the count at the call:
+the earlier checks of an incremental solver do not use it up), and ``Optimize`` honours
+it as a ``Solver`` does.
+
+Calibrated on ``prove legacy --rank 3`` (docs/solver.md): the satisfiable queries used
+at most 11.3 M steps (0.9 s), a query that ran out of the old 2 s had done 1 to 37 M
+steps, about 8 M a second; ``Optimize`` does 2 to 4 M a second.
+
+The answer also depends on the terms z3 made before in the same context (their ids order
+its search: one shape explored after another took other paths than alone), so each unit
+of solving starts a context of its own (``fresh_context``): what a shape or a witness
+gets does not depend on which process solved what before it.
+"""
+
+from __future__ import annotations
+
+import z3
+
+# A branch or site query (the old 2 s), on a fresh solver. Every satisfiable query of the
+# calibration run fits; one that needs more is left unknown.
+QUERY = 16_000_000
+# The same query on the path's incremental solver first: it answers 99 % of the
+# satisfiable queries within 2 M steps; past that, a fresh solver (which keeps z3's
+# non-incremental tactics) mostly answers within 1 M where the incremental one ran out.
+INCREMENTAL = 3_000_000
+# The default engine's seeds and the band cases: half a query (the old 1 s).
+CHEAP = QUERY // 2
+# One bounded tier of ``Optimize`` (the old 2 s): the bounded witnesses needed at most 4 M.
+BOUNDED = 6_000_000
+# ``Optimize`` without bounds (the old 8 s): the largest minimised witness needed 9 M; one
+# that is not done by 12 M was not done by 30 M either (the path's input is kept).
+MINIMISE = 12_000_000
+
+
+def solver(rlimit: int) -> z3.Solver:
+    """z3's SMT core, for one query or for push and pop.
+
+    Not ``z3.Solver()``: without a push it runs z3's ``qfnia`` strategy, which gives the
+    SMT core 2 s of wall-clock time before it tries others (``try_for``), so its answer
+    depended on the load again (and the strategy's preprocessing, run alone under a
+    step limit, overran it by minutes). A query asserted on a fresh core, without a
+    push, still gets the core's own preprocessing (solving equations, dropping
+    unconstrained terms), which an incremental solver gives up.
+    """
+    s = z3.SimpleSolver()
+    s.set("rlimit", rlimit)
+    return s
+
+
+def optimizer(rlimit: int) -> z3.Optimize:
+    opt = z3.Optimize()
+    opt.set("rlimit", rlimit)
+    return opt
+
+
+def fresh_context() -> None:
+    """Every z3 term made from now on is in a new context (z3's default one, replaced):
+    the terms of an earlier context must not be used with them."""
+    z3.z3._main_ctx = None  # z3.main_ctx() makes the next one on demand
