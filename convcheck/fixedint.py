@@ -159,9 +159,9 @@ class Arith:
             return self._op(site, text, 0, f"UB: {DIVISION_BY_ZERO}")
         if a == low and b == -1:
             self.left_width = True
-        if a == low and b == -1 and not self.exact:
-            self._ub(site, SIGNED_OVERFLOW, a, b)
-            return self._op(site, text, 0 if rem else low, f"UB: {SIGNED_OVERFLOW}")
+            if not self.exact:
+                self._ub(site, SIGNED_OVERFLOW, a, b)
+                return self._op(site, text, 0 if rem else low, f"UB: {SIGNED_OVERFLOW}")
         value = _trunc_rem(a, b) if rem else _trunc_div(a, b)
         return self._op(site, text, value)
 

@@ -8,7 +8,6 @@ small), and torch. ``Judges`` keeps them warm across batches and hands each case
 
 from __future__ import annotations
 
-import gc
 import signal
 import threading
 import time
@@ -133,10 +132,6 @@ class Judges:
 
             self.torch = TorchJudge(jobs=jobs, timeout=max(timeout, 20.0), warm=warm)
             self._explain = differences.explain_difference
-        # What is alive now (the modules, torch's hundreds of thousands of objects) lives as
-        # long as the judges: the cyclic collector need not walk it again at each full
-        # collection (~0.1 s each, several per thousand cases: a third of the parent's time).
-        gc.freeze()
 
     def judge(
         self,

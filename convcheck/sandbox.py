@@ -1134,22 +1134,14 @@ class _RecordFraming:
         if tag != b"E":
             return None
         try:
-            site, at = cls._string(message, 1)
-            report, at = cls._string(message, at)
+            site, at = record_string(message, 1)
+            report, at = record_string(message, at)
         except (struct.error, ValueError):
             return None
         if at != len(message):
             return None
         first = site.strip().splitlines()[:1]
         return Crash("python-exception", first[0][:200] if first else "", None, None, report)
-
-    @classmethod
-    def _string(cls, message: bytes, at: int) -> tuple[str, int]:
-        (length,) = cls._LENGTH.unpack_from(message, at)
-        end = at + 4 + length
-        if end > len(message):
-            raise ValueError("past the end")
-        return message[at + 4 : end].decode(errors="replace"), end
 
 
 def _decode(line: bytes) -> dict[str, Any] | Crash | None:
@@ -1258,3 +1250,13 @@ def _addr2line(module: str, offsets: list[int]) -> dict[tuple[str, int], tuple[s
         if function != "??" and not location.startswith("??"):
             names[module, int(line, 16)] = (function, location)
     return names
+
+
+def record_string(message: bytes, at: int) -> tuple[str, int]:
+    """The string of a record at ``at`` (a uint32 length, then UTF-8 bytes), and where the
+    record goes on; ValueError (or struct.error) when it runs past the end."""
+    (length,) = _RecordFraming._LENGTH.unpack_from(message, at)
+    end = at + 4 + length
+    if end > len(message):
+        raise ValueError("past the end")
+    return message[at + 4 : end].decode(errors="replace"), end

@@ -20,6 +20,7 @@ from array import array
 from convcheck.case import Case, TensorSpec, contiguous_order
 from convcheck.native.abi import DTYPE_CODES
 from convcheck.outcome import Outcome
+from convcheck.sandbox import record_string
 
 VERDICTS = ("accept", "reject", "abi-violation", "tool-error")
 _COUNT = struct.Struct("=I")
@@ -50,12 +51,6 @@ def encode(case: Case, run: bool) -> bytes:
     return struct.pack("".join(formats), *values)
 
 
-def _string(answer: bytes, at: int) -> tuple[str, int]:
-    (length,) = _COUNT.unpack_from(answer, at)
-    end = at + 4 + length
-    return answer[at + 4 : end].decode(errors="replace"), end
-
-
 def decode(answer: bytes) -> Outcome:
     """The outcome a worker's answer says."""
     verdict = VERDICTS[answer[0]]
@@ -68,10 +63,10 @@ def decode(answer: bytes) -> Outcome:
         (count,) = _COUNT.unpack_from(answer, at + 1)
         values = array("d", answer[at + 5 : at + 5 + 8 * count])
         return Outcome.accept(sizes, tuple(values.tolist()))
-    text, at = _string(answer, 1)
+    text, at = record_string(answer, 1)
     if verdict == "reject":
         return Outcome.reject(text)
     if verdict == "abi-violation":
-        detail, _ = _string(answer, at)
+        detail, _ = record_string(answer, at)
         return Outcome.abi_violation(text, detail=detail)
     return Outcome.tool_error(detail=text)
