@@ -305,12 +305,14 @@ class TorchJudge:
         on, off = checked
         if not self.single_thread or self.threads == 1:
             return self.threads
-        one = backend_choice(case, threads=1, onednn=True, private=self.private_api)
+        one = backend_choice(case, threads=1, onednn=True, private=self.private_api, checked=on)
         if one != on.backend:
             return self.threads
         if self.reuse_without_onednn and one not in ONEDNN_BACKENDS:
             return 1
-        one_off = backend_choice(case, threads=1, onednn=False, private=self.private_api)
+        one_off = backend_choice(
+            case, threads=1, onednn=False, private=self.private_api, checked=off
+        )
         return 1 if one_off == off.backend else self.threads
 
     def _check_both(self, case: Case):
