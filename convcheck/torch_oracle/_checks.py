@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from convcheck.case import DTYPE_SIZES, Case
 from convcheck.outcome import Outcome
@@ -73,21 +73,17 @@ def check_path(
     a = AtenWrapping()
     holder: dict[str, str] = {"backend": ""}
     arguments: list[tuple] = []
+    error = ""
     try:
-        out = _run(case, a, threads, onednn, private, holder, arguments)
+        outcome = Outcome.accept(_run(case, a, threads, onednn, private, holder, arguments))
     except TorchError as e:
-        check = normalize(e.error, e.message, case)
-        result = CheckResult(Outcome.reject(check, detail=e.message), holder["backend"], e.error)
+        outcome = Outcome.reject(normalize(e.error, e.message, case), detail=e.message)
+        error = e.error
     except PredictedCrash as c:
-        result = CheckResult(
-            Outcome.crashed(PREDICTED_CRASH, c.site, detail=c.detail), holder["backend"]
-        )
-    else:
-        result = CheckResult(Outcome.accept(out), holder["backend"])
-    if arguments:
-        # the private API's arguments depend on the case alone, not on the settings
-        result = replace(result, choose=functools.partial(_choice_again, arguments[0]))
-    return result
+        outcome = Outcome.crashed(PREDICTED_CRASH, c.site, detail=c.detail)
+    # the private API's arguments depend on the case alone, not on the settings
+    choose = functools.partial(_choice_again, arguments[0]) if arguments else None
+    return CheckResult(outcome, holder["backend"], error, choose)
 
 
 def creation_problem(case: Case) -> str | None:
@@ -160,12 +156,13 @@ def aten_call(case, a, threads: int, onednn: bool) -> AtenCall:
     parameters expanded. Pure comparisons, so the solver runs them symbolically too."""
     # The dispatcher turns the SymInt[] arguments into int64 lists first: a value below
     # -2^62 is a SymInt's tag, not an integer.
-    for name in ("stride", "padding", "dilation", "output_padding"):
-        if any(v < SYMINT_MIN for v in getattr(case, name)):
-            raise TorchError(
-                "aten/src/ATen/RegisterCompositeExplicitAutograd_0.cpp: SymIntArrayRef "
-                "expected to contain only concrete integers"
-            )
+    for values in (case.stride, case.padding, case.dilation, case.output_padding):
+        for v in values:
+            if v < SYMINT_MIN:
+                raise TorchError(
+                    "aten/src/ATen/RegisterCompositeExplicitAutograd_0.cpp: SymIntArrayRef "
+                    "expected to contain only concrete integers"
+                )
     # _convolution's prologue
     if case.weight.rank < 3:
         raise TorchError("weight should have at least three dimensions")

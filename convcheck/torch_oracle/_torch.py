@@ -158,10 +158,15 @@ def empty_like_spec(spec: TensorSpec) -> Any:
 
 def real_tensor(spec: TensorSpec, role: str) -> Any:
     """``empty_like_spec`` holding the shared deterministic values (``convcheck.values``)."""
-    tensor = empty_like_spec(spec)
     n = spec.numel
-    if n:  # numpy cannot even shape an empty array with dims of 2^31
-        tensor.copy_(_value_prefix(role, spec.dtype, n).view(spec.sizes))
+    if not n:  # numpy cannot even shape an empty array with dims of 2^31
+        return empty_like_spec(spec)
+    values = _value_prefix(role, spec.dtype, n).view(spec.sizes)
+    if spec.dim_order is None:
+        # contiguous: a buffer of its own with ``torch.empty``'s strides, in one step
+        return values.clone()
+    tensor = empty_like_spec(spec)
+    tensor.copy_(values)
     return tensor
 
 

@@ -119,9 +119,9 @@ DTYPES = ("float32", "float64", "float16", "bfloat16", "uint8", "int8", "int16",
 
 @pytest.mark.parametrize("dtype", DTYPES + ("bool",))
 def test_real_tensors_hold_the_shared_values_in_every_dtype_role_and_order(dtype):
-    """``real_tensor`` copies a prefix of one sequence made per role and dtype: the same
-    values as ``logical_values``, element by element, for every layout, and again after a
-    larger tensor has made the sequence longer."""
+    """``real_tensor`` copies a prefix of one sequence made per role and dtype into a
+    buffer of its own: the same values as ``logical_values``, element by element, for
+    every layout, and again after a larger tensor has made the sequence longer."""
     specs = [
         TensorSpec((2, 3, 4, 5), dtype),
         TensorSpec((2, 3, 4, 5), dtype, (0, 2, 3, 1)),
@@ -140,4 +140,6 @@ def test_real_tensors_hold_the_shared_values_in_every_dtype_role_and_order(dtype
             [spec.order.index(i) for i in range(spec.rank)]
         )
         assert t.stride() == expected.stride(), spec
+        # a buffer of its own, not a view of the shared sequence
+        assert t.untyped_storage().nbytes() == spec.numel * t.element_size(), spec
         assert t.double().tolist() == logical_values(spec, role).tolist(), (spec, role)
