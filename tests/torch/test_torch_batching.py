@@ -10,7 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the torch judge needs PyTorch")
 
-from torch_cases import GARBAGE, SEGV, random_cases  # noqa: E402
+from torch_cases import GARBAGE, SEGV, random_cases, verdict_key  # noqa: E402
 
 from convcheck.sandbox import Crash  # noqa: E402
 from convcheck.torch_oracle import CALLS_PER_REQUEST, TorchJudge  # noqa: E402
@@ -40,10 +40,6 @@ def counted(judge, monkeypatch):
     return judge, seen
 
 
-def _key(v):
-    return (v.outcome, v.no_onednn, v.backend, v.path, v.torch_bug)
-
-
 def test_a_crash_in_a_shared_request_is_its_own_calls_answer_and_crashes_once(counted):
     judge, seen = counted
     others = random_cases(11, 80)
@@ -58,7 +54,7 @@ def test_a_crash_in_a_shared_request_is_its_own_calls_answer_and_crashes_once(co
         assert v.outcome.verdict == "crash" and v.outcome.crash_kind == "SIGSEGV", v.describe()
         assert v.no_onednn.verdict == "accept" and v.torch_bug.startswith("verdict:")
     rest = together[:40] + together[41:-1]
-    assert [_key(v) for v in rest] == [_key(v) for v in alone]
+    assert [verdict_key(v) for v in rest] == [verdict_key(v) for v in alone]
 
 
 def test_without_a_mark_every_call_of_a_crashed_request_runs_again_alone(counted, monkeypatch):
@@ -72,7 +68,7 @@ def test_without_a_mark_every_call_of_a_crashed_request_runs_again_alone(counted
     seen.update(requests=0, calls=0, crashes=0)
     together = judge.judge(cases)
     assert seen["crashes"] == 2, seen  # in the shared request, then alone
-    assert [_key(v) for v in together] == [_key(v) for v in alone]
+    assert [verdict_key(v) for v in together] == [verdict_key(v) for v in alone]
 
 
 def test_a_request_is_cut_so_that_every_worker_gets_some(counted):
