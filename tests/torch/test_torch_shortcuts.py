@@ -135,3 +135,29 @@ def test_real_tensors_hold_the_shared_values_in_every_dtype_role_and_order(dtype
         # a buffer of its own, not a view of the shared sequence
         assert t.untyped_storage().nbytes() == spec.numel * t.element_size(), spec
         assert t.double().tolist() == logical_values(spec, role).tolist(), (spec, role)
+
+
+def test_the_check_paths_arithmetic_equals_wrapping_with_its_events():
+    """``AtenWrapping`` answers an int64 sum, product, quotient or remainder that needs no
+    wrap at once: the same values, undefined-behaviour events and width flag as
+    ``Wrapping`` on seeded operands, the edges (0, -1, INT64_MIN) included."""
+    import random
+
+    from convcheck.fixedint import INT64_MAX, INT64_MIN, Wrapping
+    from convcheck.torch_oracle._aten import AtenWrapping
+
+    rng = random.Random(41)
+    edges = [0, 1, -1, 2, -2, 7, -7, INT64_MIN, INT64_MIN + 1, INT64_MAX, 2**62, -(2**62)]
+
+    def operand() -> int:
+        return rng.choice(
+            [rng.choice(edges), rng.randint(-100, 100), rng.randint(INT64_MIN, INT64_MAX)]
+        )
+
+    for _ in range(20000):
+        a, b = operand(), operand()
+        plain, fast = Wrapping(), AtenWrapping()
+        for name in ("add_i64", "sub_i64", "mul_i64", "div_i64", "rem_i64"):
+            got, want = getattr(fast, name)(a, b, "site"), getattr(plain, name)(a, b, "site")
+            assert got == want, (name, a, b)
+        assert (fast.ub, fast.left_width) == (plain.ub, plain.left_width), (a, b)
