@@ -81,7 +81,11 @@ def check_path(
         error = e.error
     except PredictedCrash as c:
         outcome = Outcome.crashed(PREDICTED_CRASH, c.site, detail=c.detail)
-    # the private API's arguments depend on the case alone, not on the settings
+    # Asking again on the same arguments is asking afresh: ``_select_conv_backend`` reads
+    # its arguments (sizes, dtypes and strides of the three tensors, the four lists,
+    # transposed, groups), made from the case alone, and torch's global state, of which
+    # only the thread count and oneDNN's flag change in this process (``settings``, given
+    # with each question). tests/torch holds the two equal.
     choose = functools.partial(_choice_again, arguments[0]) if arguments else None
     return CheckResult(outcome, holder["backend"], error, choose)
 
