@@ -9,10 +9,12 @@ and ``threads`` torch's intra-op threads for that call. The answer is ``{"answer
 "float32", "values": <base64 of float64s>}`` or ``{"verdict": "reject", "error":
 "RuntimeError", "message": "..."}``. The values travel as packed bytes, not a JSON list:
 printing and parsing a float each cost more than the small convolution that made it. A
-torch crash kills the worker, and with it the request's other answers. So before each
-call the worker prints ``MARK`` and the call's index to its output, which the sandbox's
-crash report ends with: the judge reads which call crashed (``crashed_call``) and runs
-the others again, without crashing a second time on the same call.
+case's two calls (oneDNN on, then off) run on one set of tensors when they share a
+request. A torch crash kills the worker, and with it the request's other answers. So
+before each call the worker prints ``MARK`` and the call's index to its output, which
+the sandbox's crash report ends with: the judge reads which call crashed
+(``crashed_call``) and runs the others again, without crashing a second time on the
+same call.
 """
 
 from __future__ import annotations
