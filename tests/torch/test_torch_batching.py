@@ -86,17 +86,28 @@ def test_the_crashed_call_is_read_from_the_last_mark():
     assert crashed_call("Fatal Python error: Segmentation fault\n", 3) is None
 
 
-def test_values_travel_exactly_in_logical_order_non_finite_included():
-    data = torch.tensor([[1.5, math.nan], [math.inf, -math.inf], [-0.0, 2.0**-1074]])
+@pytest.mark.parametrize(
+    "dtype",
+    ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int8", "uint8", "bool"],
+)
+def test_values_travel_exactly_in_logical_order_non_finite_included(dtype):
+    """Every dtype's values come back as the tensor's own values in float64 (float32s on
+    the wire where they hold them exactly), extremes, -0.0, NaN and infinities included."""
+    wide = [[1.5, math.nan], [math.inf, -math.inf], [-0.0, 2.0**-1074], [3.0e38, -(2.0**-149)]]
+    if dtype in ("int64", "int32", "int8", "uint8", "bool"):
+        info = torch.iinfo(getattr(torch, dtype)) if dtype != "bool" else None
+        low, high = (0, 1) if info is None else (info.min, info.max)
+        wide = [[low, high], [0, 1], [high - 1, low + 1], [7, 0]]
+    data = torch.tensor(wide, dtype=getattr(torch, dtype))
     layout = data.t().contiguous().t()  # the same values, strides in the other order
     assert layout.stride() != data.stride()
     got = decode_values(encode_values(layout))
-    want = data.reshape(-1).tolist()
+    want = data.double().reshape(-1).tolist()
     assert len(got) == len(want)
     for x, y in zip(got, want, strict=True):
         assert (math.isnan(x) and math.isnan(y)) or (
             x == y and math.copysign(1, x) == math.copysign(1, y)
-        )
+        ), (dtype, x, y)
 
 
 def test_garbage_values_are_still_a_torch_bug_in_a_shared_request(judge):
