@@ -8,7 +8,10 @@ Four kinds of case, judged in batches through the public ``TorchJudge``:
   on and off), values returned for accepted calls;
 * large accepted / large rejected: the check path in-process, nothing allocated.
 
-Also the check path alone (in-process) on the small cases, for scale.
+Also the check path alone (in-process) on the small cases, for scale; and the judge's
+shortcuts beside the plain way on the calls a campaign runs for real (the one-thread
+backend asked again on the check path's arguments or chosen afresh; a real tensor from
+the value sequences or from numpy's arithmetic).
 
 Then a campaign's share: the project's generated cases judged as a campaign does
 (``compute_rejected=False``), in interleaved pairs with real calls on one intra-op thread
@@ -131,6 +134,77 @@ def campaign_share(batches: int, jobs: int, threads: int, pairs: int) -> None:
             )
 
 
+def shortcuts(count: int, threads: int) -> None:
+    """The judge's shortcuts beside the plain way, in-process on the same cases: the
+    one-thread backend asked again on the check path's arguments or chosen afresh, and a
+    real call's tensors from the value sequences or from numpy's arithmetic per tensor."""
+    import torch
+
+    from convcheck.generate import random_cases
+    from convcheck.torch_oracle import _torch
+    from convcheck.torch_oracle._checks import backend_choice, check_path
+    from convcheck.values import logical_values
+
+    private = _torch.has_select_conv_backend()
+    # the calls a campaign runs for real: small, and accepted by the check path
+    cases, checked = [], []
+    for case in random_cases(7, count, small=True):
+        on = check_path(case, threads=threads, private=private)
+        if on.outcome.verdict == "accept":
+            cases.append(case)
+            checked.append(on)
+
+    def again() -> None:
+        for c, on in zip(cases, checked, strict=True):
+            backend_choice(c, threads=1, onednn=True, private=private, checked=on)
+
+    def afresh() -> None:
+        for c in cases:
+            backend_choice(c, threads=1, onednn=True, private=private)
+
+    def numpy_values(spec, role):
+        tensor = _torch.empty_like_spec(spec)
+        if spec.numel:
+            values = torch.from_numpy(logical_values(spec, role).copy())
+            tensor.copy_(values.to(_torch.torch_dtype(spec.dtype)))
+        return tensor
+
+    specs = [
+        (spec, role)
+        for c in cases
+        for spec, role in ((c.input, "input"), (c.weight, "weight"), (c.bias, "bias"))
+        if spec is not None and spec.numel <= 4096
+    ]
+
+    def sequences() -> None:
+        for spec, role in specs:
+            _torch.real_tensor(spec, role)
+
+    def per_tensor() -> None:
+        for spec, role in specs:
+            numpy_values(spec, role)
+
+    print(
+        f"== shortcuts beside the plain way (in-process, CPU, best of 5, {len(cases)} small "
+        "accepted cases)"
+    )
+    for what, fast, plain, n in (
+        ("one-thread backend choice", again, afresh, len(cases)),
+        ("a real call's tensor", sequences, per_tensor, len(specs)),
+    ):
+        a, b = _best_cpu(fast) / n * 1e6, _best_cpu(plain) / n * 1e6
+        print(f"  {what:<26} shortcut {a:6.1f} us, plain {b:6.1f} us: {b / a:4.1f}x")
+
+
+def _best_cpu(run, repeat: int = 5) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        run()
+        best = min(best, time.process_time() - start)
+    return best
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=2000, help="cases per kind")
@@ -181,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
             f"check path alone (in-process, one setting) on the small cases: "
             f"{1 / per:8.0f}/s {per * 1e6:6.0f} us"
         )
+    shortcuts(args.count, args.threads)
     campaign_share(args.batches, args.jobs, args.threads, args.pairs)
     return 0
 

@@ -34,7 +34,7 @@ from typing import Any
 
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError
-from convcheck.outcome import ACCEPT, CRASH, HANG, Outcome
+from convcheck.outcome import ACCEPT, CRASH, HANG, REJECT, Outcome
 from convcheck.torch_oracle import _torch
 from convcheck.torch_oracle._checks import backend_choice, check_path
 from convcheck.torch_oracle._compare import first_difference
@@ -252,8 +252,10 @@ class TorchJudge:
                 # A real run left unfinished (cancelled) falls back to the checks, which
                 # the tests hold equal to it.
                 if i in results and None not in results[i]:
-                    verdict = self._real_verdict(case, default.backend, *results[i])
-                    verdicts.append(replace(verdict, ran_threads=ran_threads[i]))
+                    on, off = results[i]
+                    verdicts.append(
+                        self._real_verdict(case, default.backend, on, off, ran_threads[i])
+                    )
                 else:
                     cut = i in results and deadline is not None and time.monotonic() >= deadline
                     verdict = self._checks_verdict(default, off)
@@ -305,12 +307,14 @@ class TorchJudge:
         on, off = checked
         if not self.single_thread or self.threads == 1:
             return self.threads
-        one = backend_choice(case, threads=1, onednn=True, private=self.private_api)
+        one = backend_choice(case, threads=1, onednn=True, private=self.private_api, checked=on)
         if one != on.backend:
             return self.threads
         if self.reuse_without_onednn and one not in ONEDNN_BACKENDS:
             return 1
-        one_off = backend_choice(case, threads=1, onednn=False, private=self.private_api)
+        one_off = backend_choice(
+            case, threads=1, onednn=False, private=self.private_api, checked=off
+        )
         return 1 if one_off == off.backend else self.threads
 
     def _check_both(self, case: Case):
@@ -329,9 +333,16 @@ class TorchJudge:
         off = check_path(case, threads=self.threads, onednn=False, private=self.private_api)
         return on, off
 
-    def _real_verdict(self, case: Case, backend: str, default: Any, off: Any) -> TorchVerdict:
+    def _real_verdict(
+        self, case: Case, backend: str, default: Any, off: Any, ran_threads: int
+    ) -> TorchVerdict:
         outcome, dtype = _real_outcome(case, default, backend)
-        other, other_dtype = _real_outcome(case, off, "no oneDNN")
+        if off is default and outcome.verdict in (ACCEPT, REJECT):
+            # one run stands for both (``_check_both``): read once; only a crash's site
+            # names the backend
+            other, other_dtype = outcome, dtype
+        else:
+            other, other_dtype = _real_outcome(case, off, "no oneDNN")
         return TorchVerdict(
             outcome=outcome,
             no_onednn=other,
@@ -341,6 +352,7 @@ class TorchJudge:
             torch_bug=_disagreement(outcome, other, dtype or other_dtype),
             out_dtype=dtype,
             torch_version=self.torch_version,
+            ran_threads=ran_threads,
         )
 
     def _checks_verdict(self, default, off) -> TorchVerdict:

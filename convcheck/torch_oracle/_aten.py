@@ -56,6 +56,18 @@ class AtenWrapping(Wrapping):
         r = a * b
         return r if INT64_MIN <= r <= INT64_MAX else super().mul_i64(a, b, site)
 
+    # A positive divisor, nearly every one: neither division by zero nor INT64_MIN / -1,
+    # so C's quotient (rounded toward zero) and remainder at once.
+    def div_i64(self, a: int, b: int, site: str) -> int:
+        if b > 0:
+            return a // b if a >= 0 else -(-a // b)
+        return super().div_i64(a, b, site)
+
+    def rem_i64(self, a: int, b: int, site: str) -> int:
+        if b > 0:
+            return a % b if a >= 0 else -(-a % b)
+        return super().rem_i64(a, b, site)
+
 
 def fmt_sizes(sizes: Sequence[int]) -> str:
     """``IntArrayRef``'s ``operator<<``: ``[1, 2, 3]``."""

@@ -24,7 +24,9 @@ Not modelled: memory itself running out; an accepted call with a huge shape is a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from convcheck.case import DTYPE_SIZES, Case
 from convcheck.outcome import Outcome
@@ -53,6 +55,10 @@ class CheckResult:
     outcome: Outcome
     backend: str  # "" when rejected before a backend was chosen
     error: str = ""  # the exception type torch raises, "" when accepted
+    # The backend ATen picks for the same call with other settings (threads, oneDNN): the
+    # call's arguments asked again, not made again. None when the choice was not made on
+    # torch's own C++ (rejected before it, or the Python fallback): ``backend_choice``.
+    choose: Callable[[int, bool], str] | None = field(default=None, compare=False, repr=False)
 
 
 def check_path(
@@ -66,16 +72,22 @@ def check_path(
         private = _torch.has_select_conv_backend()
     a = AtenWrapping()
     holder: dict[str, str] = {"backend": ""}
+    arguments: list[tuple] = []
+    error = ""
     try:
-        out = _run(case, a, threads, onednn, private, holder)
+        outcome = Outcome.accept(_run(case, a, threads, onednn, private, holder, arguments))
     except TorchError as e:
-        check = normalize(e.error, e.message, case)
-        return CheckResult(Outcome.reject(check, detail=e.message), holder["backend"], e.error)
+        outcome = Outcome.reject(normalize(e.error, e.message, case), detail=e.message)
+        error = e.error
     except PredictedCrash as c:
-        return CheckResult(
-            Outcome.crashed(PREDICTED_CRASH, c.site, detail=c.detail), holder["backend"]
-        )
-    return CheckResult(Outcome.accept(out), holder["backend"])
+        outcome = Outcome.crashed(PREDICTED_CRASH, c.site, detail=c.detail)
+    # Asking again on the same arguments is asking afresh: ``_select_conv_backend`` reads
+    # its arguments (sizes, dtypes and strides of the three tensors, the four lists,
+    # transposed, groups), made from the case alone, and torch's global state, of which
+    # only the thread count and oneDNN's flag change in this process (``settings``, given
+    # with each question). tests/torch holds the two equal.
+    choose = functools.partial(_choice_again, arguments[0]) if arguments else None
+    return CheckResult(outcome, holder["backend"], error, choose)
 
 
 def creation_problem(case: Case) -> str | None:
@@ -91,33 +103,42 @@ def creation_problem(case: Case) -> str | None:
     return None
 
 
-def backend_choice(case: Case, *, threads: int, onednn: bool, private: bool) -> str:
+def backend_choice(
+    case: Case, *, threads: int, onednn: bool, private: bool, checked: CheckResult | None = None
+) -> str:
     """The backend ATen picks for ``case`` (steps 1-3 only), "" when a check before the
-    choice rejects it."""
+    choice rejects it. ``checked``: the check path's result on ``case`` with any settings,
+    whose ``choose`` (when it has one) asks again without making the call again."""
+    if checked is not None and checked.choose is not None:
+        return checked.choose(threads, onednn)
     try:
         return _select(case, AtenWrapping(), threads, onednn, private).backend
     except TorchError:
         return ""
 
 
-def _select(case, a, threads, onednn, private) -> AtenCall:
-    """Steps 1-3: the call as ATen sees it, its backend chosen."""
+def _select(case, a, threads, onednn, private, arguments: list | None = None) -> AtenCall:
+    """Steps 1-3: the call as ATen sees it, its backend chosen. ``arguments`` gets the
+    private API's arguments, once made."""
     problem = creation_problem(case)
     if problem is not None:
         raise TorchError(problem)
     call = aten_call(case, a, threads, onednn)
-    with _torch.settings(threads, onednn):
-        if private:
-            call.backend = _select_private(call)
-        else:
-            from convcheck.torch_oracle._fallback import select_backend
+    if private:
+        made = _private_arguments(call)
+        call.backend = _ask_private(made, threads, onednn)
+        if arguments is not None:
+            arguments.append(made)
+    else:
+        from convcheck.torch_oracle._fallback import select_backend
 
+        with _torch.settings(threads, onednn):
             call.backend = select_backend(call)
     return call
 
 
-def _run(case, a, threads, onednn, private, holder) -> list[int]:
-    call = _select(case, a, threads, onednn, private)
+def _run(case, a, threads, onednn, private, holder, arguments) -> list[int]:
+    call = _select(case, a, threads, onednn, private, arguments)
     holder["backend"] = backend = call.backend
     in_sizes, w_sizes, params = call.in_sizes, call.w_sizes, call.params
     if call.one_d:
@@ -139,12 +160,13 @@ def aten_call(case, a, threads: int, onednn: bool) -> AtenCall:
     parameters expanded. Pure comparisons, so the solver runs them symbolically too."""
     # The dispatcher turns the SymInt[] arguments into int64 lists first: a value below
     # -2^62 is a SymInt's tag, not an integer.
-    for name in ("stride", "padding", "dilation", "output_padding"):
-        if any(v < SYMINT_MIN for v in getattr(case, name)):
-            raise TorchError(
-                "aten/src/ATen/RegisterCompositeExplicitAutograd_0.cpp: SymIntArrayRef "
-                "expected to contain only concrete integers"
-            )
+    for values in (case.stride, case.padding, case.dilation, case.output_padding):
+        for v in values:
+            if v < SYMINT_MIN:
+                raise TorchError(
+                    "aten/src/ATen/RegisterCompositeExplicitAutograd_0.cpp: SymIntArrayRef "
+                    "expected to contain only concrete integers"
+                )
     # _convolution's prologue
     if case.weight.rank < 3:
         raise TorchError("weight should have at least three dimensions")
@@ -156,39 +178,51 @@ def aten_call(case, a, threads: int, onednn: bool) -> AtenCall:
     return AtenCall(case, a, in_sizes, w_sizes, params, one_d, threads, onednn)
 
 
-def _select_private(call: AtenCall) -> str:
-    """``check_shape_forward`` + ``_select_conv_backend``: torch's C++ on zero-stride tensors.
+def _private_arguments(call: AtenCall) -> tuple:
+    """``check_shape_forward`` + ``_select_conv_backend``'s arguments: zero-stride tensors.
 
     A 1-D convolution is viewed as 2-D here, as ATen does after ``check_shape_forward``
     (the binding's own view calls ``.contiguous()``, which would allocate the full
     input); the inserted dim (size 1, stride 1, padding 0, dilation 1) passes every
     check, so the verdict is the same.
     """
-    torch = _torch.torch_module()
     case, p = call.case, call.params
     in_sizes, w_sizes = call.in_sizes, call.w_sizes
     if call.one_d:
         in_sizes = [in_sizes[0], in_sizes[1], 1, in_sizes[2]]
         w_sizes = [w_sizes[0], w_sizes[1], 1, w_sizes[2]]
         p = p.view1d_as_2d()
-
     inp = _torch.zero_stride_tensor(in_sizes, case.input.dtype)
     weight = _torch.zero_stride_tensor(w_sizes, case.weight.dtype)
     bias = (
         None if case.bias is None else _torch.zero_stride_tensor(case.bias.sizes, case.bias.dtype)
     )
-    try:
-        backend = torch._C._select_conv_backend(
-            inp,
-            weight,
-            bias,
-            list(p.stride),
-            list(p.padding),
-            list(p.dilation),
-            p.transposed,
-            list(p.output_padding),
-            p.groups,
-        )
-    except (RuntimeError, ValueError, IndexError, TypeError) as e:
-        raise TorchError(str(e), type(e).__name__) from None
+    return (
+        inp,
+        weight,
+        bias,
+        list(p.stride),
+        list(p.padding),
+        list(p.dilation),
+        p.transposed,
+        list(p.output_padding),
+        p.groups,
+    )
+
+
+def _ask_private(arguments: tuple, threads: int, onednn: bool) -> str:
+    """torch's C++ ``check_shape_forward`` + ``_select_conv_backend`` on ``arguments``."""
+    torch = _torch.torch_module()
+    with _torch.settings(threads, onednn):
+        try:
+            backend = torch._C._select_conv_backend(*arguments)
+        except (RuntimeError, ValueError, IndexError, TypeError) as e:
+            raise TorchError(str(e), type(e).__name__) from None
     return _torch.BACKEND_NAMES.get(int(backend), f"backend{int(backend)}")
+
+
+def _choice_again(arguments: tuple, threads: int, onednn: bool) -> str:
+    try:
+        return _ask_private(arguments, threads, onednn)
+    except TorchError:
+        return ""

@@ -5,13 +5,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import gc
 import importlib
 import importlib.util
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 from convcheck.case import TensorSpec
@@ -110,24 +108,36 @@ def onednn_support() -> dict[str, bool]:
     }
 
 
-@contextlib.contextmanager
-def settings(threads: int, onednn: bool) -> Iterator[None]:
+def settings(threads: int, onednn: bool) -> _Settings:
     """Run with a thread count and oneDNN on or off; restore both afterwards.
 
     ``torch.backends.mkldnn.enabled`` is set directly: ``mkldnn.flags()`` also touches
     TF32 and warns on every use.
     """
-    torch = torch_module()
-    old_threads = torch.get_num_threads()
-    old_onednn = torch.backends.mkldnn.enabled
-    # Set only what differs: the check path runs this once or twice a case.
-    if old_threads != threads:
-        torch.set_num_threads(threads)
-    if old_onednn != onednn:
-        torch.backends.mkldnn.enabled = onednn
-    try:
-        yield
-    finally:
+    return _Settings(threads, onednn)
+
+
+class _Settings:
+    """``settings``' context manager: a class, not a generator, since the check path enters
+    one or more a case (a generator's context manager costs three times as much)."""
+
+    __slots__ = ("threads", "onednn", "old")
+
+    def __init__(self, threads: int, onednn: bool) -> None:
+        self.threads, self.onednn = threads, onednn
+
+    def __enter__(self) -> None:
+        torch = torch_module()
+        self.old = old_threads, old_onednn = torch.get_num_threads(), torch.backends.mkldnn.enabled
+        # Set only what differs: the check path runs this once or twice a case.
+        if old_threads != self.threads:
+            torch.set_num_threads(self.threads)
+        if old_onednn != self.onednn:
+            torch.backends.mkldnn.enabled = self.onednn
+
+    def __exit__(self, *exc_info: object) -> None:
+        torch = torch_module()
+        old_threads, old_onednn = self.old
         if torch.backends.mkldnn.enabled != old_onednn:
             torch.backends.mkldnn.enabled = old_onednn
         if torch.get_num_threads() != old_threads:
@@ -148,14 +158,38 @@ def empty_like_spec(spec: TensorSpec) -> Any:
 
 def real_tensor(spec: TensorSpec, role: str) -> Any:
     """``empty_like_spec`` holding the shared deterministic values (``convcheck.values``)."""
-    from convcheck.values import logical_values
-
-    torch = torch_module()
+    n = spec.numel
+    if not n:  # numpy cannot even shape an empty array with dims of 2^31
+        return empty_like_spec(spec)
+    values = _value_prefix(role, spec.dtype, n).view(spec.sizes)
+    if spec.dim_order is None:
+        # contiguous: a buffer of its own with ``torch.empty``'s strides, in one step
+        return values.clone()
     tensor = empty_like_spec(spec)
-    if spec.numel:  # numpy cannot even shape an empty array with dims of 2^31
-        values = torch.from_numpy(logical_values(spec, role).copy())
-        tensor.copy_(values.to(torch_dtype(spec.dtype)))
+    tensor.copy_(values)
     return tensor
+
+
+def _value_prefix(role: str, dtype: str, n: int) -> Any:
+    """The first ``n`` of ``role``'s values in ``dtype``, flat (row-major).
+
+    Element i's value depends only on i, the role and the dtype (``logical_values``), so
+    every tensor's values are a prefix of one sequence: made once per role and dtype (and
+    again when a larger tensor comes), they cost a copy per tensor instead of numpy's
+    arithmetic and two conversions (a third of a small real call's set-up).
+    """
+    key = (role, dtype)
+    flat = _VALUES.get(key)
+    if flat is None or flat.numel() < n:
+        from convcheck.values import logical_values
+
+        made = logical_values(TensorSpec((max(n, _VALUES_AT_LEAST),), dtype), role)
+        flat = _VALUES[key] = torch_module().from_numpy(made).to(torch_dtype(dtype))
+    return flat[:n]
+
+
+_VALUES: dict[tuple[str, str], Any] = {}
+_VALUES_AT_LEAST = 4096  # the torch judge's small tensors, so one sequence serves them all
 
 
 def zero_stride_tensor(sizes, dtype: str) -> Any:

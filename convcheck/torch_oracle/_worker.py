@@ -6,13 +6,15 @@ JSON line each way, a poll) is paid once for them: ``{"calls": [call, ...], "val
 bool}``, each call ``[case, onednn, threads]`` with the case as ``encode_case`` packs it
 and ``threads`` torch's intra-op threads for that call. The answer is ``{"answers":
 [answer, ...]}``, one per call, in order: ``{"verdict": "accept", "sizes": [...], "dtype":
-"float32", "values": <base64 of float64s>}`` or ``{"verdict": "reject", "error":
-"RuntimeError", "message": "..."}``. The values travel as packed bytes, not a JSON list:
-printing and parsing a float each cost more than the small convolution that made it. A
-torch crash kills the worker, and with it the request's other answers. So before each
-call the worker prints ``MARK`` and the call's index to its output, which the sandbox's
-crash report ends with: the judge reads which call crashed (``crashed_call``) and runs
-the others again, without crashing a second time on the same call.
+"float32", "values": "f<base64 of float32s>"}`` (``encode_values``) or ``{"verdict":
+"reject", "error": "RuntimeError", "message": "..."}``. The values travel as packed bytes,
+not a JSON list: printing and parsing a float each cost more than the small convolution
+that made it. A case's two calls (oneDNN on, then off) run on one set of tensors when
+they share a request. A torch crash kills the worker, and with it the request's other
+answers. So before each call the worker prints ``MARK`` and the call's index to its
+output, which the sandbox's crash report ends with: the judge reads which call crashed
+(``crashed_call``) and runs the others again, without crashing a second time on the
+same call.
 """
 
 from __future__ import annotations
@@ -55,8 +57,8 @@ def encode_case(case) -> list[Any]:
 
 
 def decode_values(raw: str) -> tuple[float, ...]:
-    """The values ``encode_values`` packed."""
-    values = array("d", base64.b64decode(raw))
+    """The values ``encode_values`` packed, as Python floats (float64)."""
+    values = array(raw[0], base64.b64decode(raw[1:]))
     if sys.byteorder != "little":
         values.byteswap()
     return tuple(values)
@@ -72,26 +74,39 @@ def crashed_call(report: str, calls: int) -> int | None:
 def handle(request: dict[str, Any]) -> dict[str, Any]:
     values = bool(request["values"])
     answers = []
+    # A case's oneDNN-off call follows its oneDNN-on one: both run on the same tensors,
+    # made once (convolution only reads its arguments).
+    made: tuple[list[Any], Any] | None = None
     for index, (case, onednn, threads) in enumerate(request["calls"]):
         os.write(2, f"{MARK}{index}\n".encode())
-        answers.append(_call(case, onednn, threads, values))
+        if made is None or made[0] != case:
+            made = (case, _tensors(case))
+        answers.append(_call(made[1], case, onednn, threads, values))
     return {"answers": answers}
 
 
-def _call(packed: list[Any], onednn: bool, threads: int, values: bool) -> dict[str, Any]:
+def _tensors(packed: list[Any]) -> list[Any] | dict[str, Any]:
+    """The call's input, weight and bias, or torch's refusal to make them (its verdict)."""
     from convcheck.torch_oracle._torch import real_tensor
 
-    torch = _STATE["torch"]
     specs = [None if s is None else TensorSpec(tuple(s[0]), s[1], tuple(s[2])) for s in packed[:3]]
     assert specs[0].rank <= 5, "rank >= 6 inputs never run on real CPU"
-    stride, padding, dilation, transposed, output_padding, groups = packed[3:]
     try:
-        tensors = [
+        return [
             None if spec is None else real_tensor(spec, role)
             for spec, role in zip(specs, ("input", "weight", "bias"), strict=True)
         ]
     except RuntimeError as e:  # torch cannot make such a tensor: its verdict too
         return {"verdict": "reject", "error": type(e).__name__, "message": str(e)}
+
+
+def _call(
+    tensors: list[Any] | dict[str, Any], packed: list[Any], onednn: bool, threads: int, values: bool
+) -> dict[str, Any]:
+    if isinstance(tensors, dict):
+        return tensors
+    torch = _STATE["torch"]
+    stride, padding, dilation, transposed, output_padding, groups = packed[3:]
     old = torch.backends.mkldnn.enabled, torch.get_num_threads()
     torch.backends.mkldnn.enabled = bool(onednn)
     if threads != old[1]:
@@ -116,8 +131,17 @@ def _call(packed: list[Any], onednn: bool, threads: int, values: bool) -> dict[s
     return answer
 
 
+# The dtypes whose every value a float32 holds exactly.
+_FLOAT32_EXACT = ("torch.float32", "torch.float16", "torch.bfloat16")
+
+
 def encode_values(tensor) -> str:
-    """A tensor's values as float64s in logical (row-major) order, packed: ``decode_values``
-    reads them back."""
-    flat = tensor.detach().double().reshape(-1).numpy()
-    return base64.b64encode(flat.astype("<f8", copy=False).tobytes()).decode()
+    """A tensor's values in logical (row-major) order, packed: ``decode_values`` reads them
+    back. Little-endian float32s ("f") where they hold every value of the tensor's dtype
+    exactly, float64s ("d") otherwise: half the bytes to pack, escape in JSON, send and
+    read for most outputs, and the same values."""
+    if str(tensor.dtype) in _FLOAT32_EXACT:
+        kind, flat = "f", tensor.detach().float().reshape(-1).numpy().astype("<f4", copy=False)
+    else:
+        kind, flat = "d", tensor.detach().double().reshape(-1).numpy().astype("<f8", copy=False)
+    return kind + base64.b64encode(flat.tobytes()).decode()

@@ -10,7 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the torch judge needs PyTorch")
 
-from torch_cases import GARBAGE, SEGV, random_cases  # noqa: E402
+from torch_cases import GARBAGE, SEGV, random_cases, verdict_key  # noqa: E402
 
 from convcheck.sandbox import Crash  # noqa: E402
 from convcheck.torch_oracle import CALLS_PER_REQUEST, TorchJudge  # noqa: E402
@@ -40,10 +40,6 @@ def counted(judge, monkeypatch):
     return judge, seen
 
 
-def _key(v):
-    return (v.outcome, v.no_onednn, v.backend, v.path, v.torch_bug)
-
-
 def test_a_crash_in_a_shared_request_is_its_own_calls_answer_and_crashes_once(counted):
     judge, seen = counted
     others = random_cases(11, 80)
@@ -58,7 +54,7 @@ def test_a_crash_in_a_shared_request_is_its_own_calls_answer_and_crashes_once(co
         assert v.outcome.verdict == "crash" and v.outcome.crash_kind == "SIGSEGV", v.describe()
         assert v.no_onednn.verdict == "accept" and v.torch_bug.startswith("verdict:")
     rest = together[:40] + together[41:-1]
-    assert [_key(v) for v in rest] == [_key(v) for v in alone]
+    assert [verdict_key(v) for v in rest] == [verdict_key(v) for v in alone]
 
 
 def test_without_a_mark_every_call_of_a_crashed_request_runs_again_alone(counted, monkeypatch):
@@ -72,7 +68,7 @@ def test_without_a_mark_every_call_of_a_crashed_request_runs_again_alone(counted
     seen.update(requests=0, calls=0, crashes=0)
     together = judge.judge(cases)
     assert seen["crashes"] == 2, seen  # in the shared request, then alone
-    assert [_key(v) for v in together] == [_key(v) for v in alone]
+    assert [verdict_key(v) for v in together] == [verdict_key(v) for v in alone]
 
 
 def test_a_request_is_cut_so_that_every_worker_gets_some(counted):
@@ -90,17 +86,28 @@ def test_the_crashed_call_is_read_from_the_last_mark():
     assert crashed_call("Fatal Python error: Segmentation fault\n", 3) is None
 
 
-def test_values_travel_exactly_in_logical_order_non_finite_included():
-    data = torch.tensor([[1.5, math.nan], [math.inf, -math.inf], [-0.0, 2.0**-1074]])
+@pytest.mark.parametrize(
+    "dtype",
+    ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int8", "uint8", "bool"],
+)
+def test_values_travel_exactly_in_logical_order_non_finite_included(dtype):
+    """Every dtype's values come back as the tensor's own values in float64 (float32s on
+    the wire where they hold them exactly), extremes, -0.0, NaN and infinities included."""
+    wide = [[1.5, math.nan], [math.inf, -math.inf], [-0.0, 2.0**-1074], [3.0e38, -(2.0**-149)]]
+    if dtype in ("int64", "int32", "int8", "uint8", "bool"):
+        info = torch.iinfo(getattr(torch, dtype)) if dtype != "bool" else None
+        low, high = (0, 1) if info is None else (info.min, info.max)
+        wide = [[low, high], [0, 1], [high - 1, low + 1], [7, 0]]
+    data = torch.tensor(wide, dtype=getattr(torch, dtype))
     layout = data.t().contiguous().t()  # the same values, strides in the other order
     assert layout.stride() != data.stride()
     got = decode_values(encode_values(layout))
-    want = data.reshape(-1).tolist()
+    want = data.double().reshape(-1).tolist()
     assert len(got) == len(want)
     for x, y in zip(got, want, strict=True):
         assert (math.isnan(x) and math.isnan(y)) or (
             x == y and math.copysign(1, x) == math.copysign(1, y)
-        )
+        ), (dtype, x, y)
 
 
 def test_garbage_values_are_still_a_torch_bug_in_a_shared_request(judge):

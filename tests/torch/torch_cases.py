@@ -201,6 +201,12 @@ def _channels_last_2d(i, w, b, stride, padding, dilation) -> Case:
     )
 
 
+def verdict_key(v) -> tuple:
+    """What two runs of the same cases must give alike: both answers (values included),
+    the backend, the path and the torch bug."""
+    return (v.outcome, v.no_onednn, v.backend, v.path, v.torch_bug)
+
+
 # The two reproducers of "torch itself crashes and miscomputes on some small
 # channels-last calls": tensors channels-last and contiguous at once (C = 1, W = 1).
 SEGV = _channels_last_2d((2, 1, 5, 1), (3, 1, 2, 1), (3,), (2, 2), (0, 1), (1, 2))
