@@ -8,6 +8,7 @@ luck. So the engine first judges the solver's witnesses and width-band cases
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import time
 from collections.abc import Iterator
@@ -32,6 +33,13 @@ def cases(seed: int) -> Iterator[Case]:
         yield empty_input_with_strides_past_int32(rare) if rare.chance(RARE) else case
 
 
+def chunk(seed: int, index: int, count: int) -> list[Case]:
+    """The ``index``-th chunk of a sharded campaign's cases: the start of a stream of its
+    own, so that a shard makes it from three numbers, the parent generating nothing."""
+    digest = hashlib.blake2b(f"{seed}:{index}".encode(), digest_size=8).digest()
+    return list(islice(cases(int.from_bytes(digest, "little")), count))
+
+
 def explore(campaign, seed: int, solved: bool = True) -> None:
     if solved and importlib.util.find_spec("z3") is not None:
         from convcheck.solver.seeds import seed_cases
@@ -40,6 +48,11 @@ def explore(campaign, seed: int, solved: bool = True) -> None:
         seconds = None if deadline is None else (deadline - time.monotonic()) * SOLVING_SHARE
         judges = campaign.judges
         submit_all(campaign, seed_cases(judges.revision, seconds, lambda: judges.stopped))
+    if campaign.shards is not None:
+        # Each shard generates its own share: (seed, chunk) names the cases.
+        while not campaign.exhausted:
+            campaign.submit_random(seed, campaign.batch(BATCH * campaign.shards.count))
+        return
     stream = cases(seed)
     while not campaign.exhausted:
         campaign.submit(list(islice(stream, campaign.batch(BATCH))))
