@@ -28,7 +28,9 @@ shards keep failing, the campaign ends with a ``ConvcheckError``.
 from __future__ import annotations
 
 import base64
+import contextlib
 import pickle
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -78,7 +80,21 @@ class Shards:
         )
         self._pool = WorkerPool(spec, jobs=count, timeout=self.slice + GRACE)
         self._failed_batches = 0
+        self._warming: threading.Thread | None = None
         judges.attach(self)
+
+    def warm(self) -> None:
+        """Start the shards now, without waiting for them: their start-up (torch, their
+        workers) then overlaps the caller's own work (the solver's cases), and the first
+        batch finds them ready. A shard that cannot start says so at the first batch."""
+
+        def start() -> None:
+            with contextlib.suppress(Exception):
+                self._pool.run([{"warm": True}] * self.count)
+
+        if self._warming is None:
+            self._warming = threading.Thread(target=start, name="convcheck-shards", daemon=True)
+            self._warming.start()
 
     def judge(
         self, parts: list[dict[str, Any]], thrifty: Counter, deadline: float | None
@@ -118,6 +134,8 @@ class Shards:
 
     def close(self) -> None:
         self._pool.close()
+        if self._warming is not None:
+            self._warming.join()
 
 
 def case_parts(cases: list[Case], count: int) -> list[dict[str, Any]]:
@@ -188,6 +206,8 @@ def judge(request: dict[str, Any]) -> dict[str, Any]:
     from convcheck.engines import random as random_engine
 
     judges = _JUDGES
+    if "warm" in request:
+        return {}
     if "random" in request:
         cases = random_engine.chunk(*request["random"])
     else:
