@@ -1,18 +1,16 @@
 """Sharded judging (``--jobs N``, N >= 2): shard processes judge a campaign's cases, each
 with the whole pipeline; the parent keeps, writes and minimises. Campaigns here run a case
-budget and a seed, never a time budget."""
+budget and a seed, never a time budget. (A signal stopping a sharded campaign whose
+target hangs: tests/cli/test_stopping.py.)"""
 
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from hostile import build
-from processes import running
+from processes import descendants, running
 
 from convcheck import corpus
 from convcheck.campaign import Budget, Campaign
@@ -20,32 +18,6 @@ from convcheck.engines import random as random_engine
 from convcheck.judges import Judges
 from convcheck.known_bugs import LEGACY_BUG_CLASSES, bug_class
 from convcheck.shards import sizes
-
-# What "stops promptly" means here: far above what stopping takes, far below a hang.
-GENEROUS = 60.0
-
-
-def descendants(pid: int) -> set[int]:
-    """Every living process under ``pid``."""
-    found, pending = set(), [pid]
-    while pending:
-        parent = pending.pop()
-        for task in _listdir(f"/proc/{parent}/task"):
-            try:
-                text = Path(f"/proc/{parent}/task/{task}/children").read_text()
-            except OSError:
-                continue
-            children = {int(child) for child in text.split()} - found
-            found |= children
-            pending += children
-    return {pid for pid in found if running(pid)}
-
-
-def _listdir(path: str) -> list[str]:
-    try:
-        return os.listdir(path)
-    except OSError:
-        return []
 
 
 def shard_pids() -> set[int]:
@@ -134,44 +106,3 @@ def test_a_shard_killed_mid_campaign_costs_its_cases_not_the_campaign(tmp_path):
     assert {f.key for f in run.new_findings()} <= written
     assert len(seen) > 2 * len(kills)  # the shards, their workers, the replacements
     assert not [pid for pid in seen if running(pid)]
-
-
-@pytest.fixture(scope="module")
-def hanging(tmp_path_factory):
-    return build(tmp_path_factory.mktemp("hanging"), "HANG")
-
-
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
-def test_one_signal_stops_a_sharded_campaign_whose_target_hangs(
-    hanging, tmp_path, monkeypatch, signum
-):
-    pids_file = tmp_path / "pids"
-    monkeypatch.setenv("HOSTILE_PIDS", str(pids_file))
-    command = [
-        *(sys.executable, "-m", "convcheck", "fuzz", "--revision", "current", "--jobs", "2"),
-        *("--target", hanging, "--no-torch", "--timeout", "3600", "--cases", "1000000000"),
-        *("--corpus", str(tmp_path / "corpus")),
-    ]
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + GENEROUS
-        # Both shards' workers hang: the campaign is in the middle of a batch.
-        while len(_hung(pids_file)) < 2 and time.monotonic() < deadline:
-            assert child.poll() is None, child.communicate()
-            time.sleep(0.05)
-        assert len(_hung(pids_file)) >= 2, "the target never hung in both shards"
-        left = descendants(child.pid)
-        child.send_signal(signum)
-        stdout, stderr = child.communicate(timeout=GENEROUS)
-    finally:
-        child.kill()
-        child.wait()
-    assert child.returncode == 0, stderr  # nothing was found
-    assert "Traceback" not in stderr
-    assert "stopped by a signal" in stderr
-    assert "cases" in stdout
-    assert not [pid for pid in left | set(_hung(pids_file)) if running(pid)]
-
-
-def _hung(path: Path) -> list[int]:
-    return [int(line) for line in path.read_text().split()] if path.exists() else []
