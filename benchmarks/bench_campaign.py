@@ -58,12 +58,14 @@ def rate(revision: str, seconds: float, jobs=2, native=True, torch=True, reuse=T
 class Rate:
     cases_per_second: float
     parent_us: float  # CPU per case of this process (generation, model, torch's checks)
-    workers_us: float  # CPU per case of the worker processes (native, torch's real calls)
+    workers_us: float  # CPU per case of the descendants (shards, native, torch's real calls)
 
     def describe(self) -> str:
+        # Cores busy: what the machine gave this run (2 at most; less when others share it).
+        cores = self.cases_per_second * (self.parent_us + self.workers_us) / 1e6
         return (
             f"{self.cases_per_second:>8,.0f} cases/s   CPU/case: parent {self.parent_us:5.0f} us,"
-            f" workers {self.workers_us:5.0f} us"
+            f" workers {self.workers_us:5.0f} us   {cores:4.2f} cores"
         )
 
 

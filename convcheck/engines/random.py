@@ -4,6 +4,11 @@ Sampling is the fastest way through the case space, but a value band only a narr
 multiply trips on (13 cases per million for ``groups * w.size(1)`` in int32) waits for
 luck. So the engine first judges the solver's witnesses and width-band cases
 (``convcheck.solver.seeds``, cached on disk) when z3 is installed, then samples.
+
+With shards (``--jobs N``, N >= 2) the samples are made where they are judged: each
+chunk of a batch is a stream of its own, named by the seed and the chunk's number
+(``chunk``), so a seed gives other cases with shards than without, and the same ones for
+any number of runs with the same number of shards.
 """
 
 from __future__ import annotations
