@@ -15,9 +15,11 @@ from processes import descendants, running
 from convcheck import corpus
 from convcheck.campaign import Budget, Campaign
 from convcheck.engines import random as random_engine
+from convcheck.errors import ConvcheckError
 from convcheck.judges import Judges
 from convcheck.known_bugs import LEGACY_BUG_CLASSES, bug_class
-from convcheck.shards import sizes
+from convcheck.sandbox import Crash
+from convcheck.shards import FAILURES, sizes
 
 
 def shard_pids() -> set[int]:
@@ -106,3 +108,28 @@ def test_a_shard_killed_mid_campaign_costs_its_cases_not_the_campaign(tmp_path):
     assert {f.key for f in run.new_findings()} <= written
     assert len(seen) > 2 * len(kills)  # the shards, their workers, the replacements
     assert not [pid for pid in seen if running(pid)]
+
+
+class DeadPool:
+    """A shard pool whose every shard dies on every request."""
+
+    def __init__(self):
+        self.batches = 0
+
+    def run(self, requests, deadline=None):
+        self.batches += not any("warm" in r for r in requests)  # not the start-up's
+        return [Crash("SIGSEGV", "", "SIGSEGV", None)] * len(requests)
+
+    def close(self):
+        pass
+
+
+def test_shards_that_keep_dying_end_the_campaign_with_a_clear_error():
+    with Judges("legacy", use_native=False, use_torch=False) as judges:
+        run = Campaign(judges, budget=Budget(cases=1000), shards=2)
+        run.shards._pool = pool = DeadPool()
+        with pytest.raises(ConvcheckError, match="shards keep failing: shard crash: SIGSEGV"):
+            random_engine.explore(run, 1, solved=False)
+    assert pool.batches == FAILURES
+    assert run.stats.cases == 0
+    assert run.shard_failures == ["shard crash: SIGSEGV"] * 2 * (FAILURES - 1)
