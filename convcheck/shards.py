@@ -83,14 +83,15 @@ class Shards:
         self._warming: threading.Thread | None = None
         judges.attach(self)
 
-    def warm(self) -> None:
+    def warm(self, deadline: float | None = None) -> None:
         """Start the shards now, without waiting for them: their start-up (torch, their
         workers) then overlaps the caller's own work (the solver's cases), and the first
-        batch finds them ready. A shard that cannot start says so at the first batch."""
+        batch finds them ready. A shard that cannot start says so at the first batch; one
+        not ready at ``deadline`` (the campaign's) is stopped, so the campaign ends then."""
 
         def start() -> None:
             with contextlib.suppress(Exception):
-                self._pool.run([{"warm": True}] * self.count)
+                self._pool.run([{"warm": True}] * self.count, deadline)
 
         if self._warming is None:
             self._warming = threading.Thread(target=start, name="convcheck-shards", daemon=True)

@@ -47,7 +47,7 @@ def chunk(seed: int, index: int, count: int) -> list[Case]:
 
 def explore(campaign, seed: int, solved: bool = True) -> None:
     if campaign.shards is not None:
-        campaign.shards.warm()  # while the solver's cases are made
+        campaign.shards.warm(campaign.deadline)  # while the solver's cases are made
     if solved and importlib.util.find_spec("z3") is not None:
         from convcheck.solver.seeds import seed_cases
 
