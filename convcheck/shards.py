@@ -10,8 +10,9 @@ The parent keeps the engine, deduplication, the corpus (written at once), progre
 minimisation (on its own judges, which start their workers only if it shrinks).
 
 The random engine's cases are generated in the shards (``random.chunk``: a chunk is named
-by the seed and its number), so the parent neither makes nor sends them; other engines'
-cases are sent. The count of confirmed crashes (``Judges.judge``'s thrifty) is the
+by the seed and its number), so the parent neither makes nor sends them; the cases of
+the Hypothesis engine and the solver's are sent (the atheris engine judges in a child
+of its own, unsharded). The count of confirmed crashes (``Judges.judge``'s thrifty) is the
 campaign's: each request carries it as it was when the batch began, and the shard
 answers with what it confirmed, so a seeded campaign's findings depend on the seed and
 the number of shards only, not on which shard judged which chunk or when.
@@ -23,6 +24,10 @@ which reserve terabytes of it), and is reaped with its workers like any sandbox 
 A shard that dies or hangs loses its request's cases (not counted as judged; the
 findings written so far are on disk) and is started again for the next batch; when
 shards keep failing, the campaign ends with a ``ConvcheckError``.
+
+Each shard imports torch and starts its own workers: a sharded campaign's first batch
+comes a few seconds later than a one-process campaign's, which the throughput repays
+only in campaigns longer than that.
 """
 
 from __future__ import annotations
