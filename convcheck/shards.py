@@ -88,15 +88,20 @@ class Shards:
         self._warming: threading.Thread | None = None
         judges.attach(self)
 
+    def start(self, deadline: float | None = None) -> None:
+        """Start every shard and wait until they are ready, or until ``deadline`` (then the
+        ones not ready are stopped)."""
+        self._pool.run([{"warm": True}] * self.count, deadline)
+
     def warm(self, deadline: float | None = None) -> None:
-        """Start the shards now, without waiting for them: their start-up (torch, their
-        workers) then overlaps the caller's own work (the solver's cases), and the first
-        batch finds them ready. A shard that cannot start says so at the first batch; one
-        not ready at ``deadline`` (the campaign's) is stopped, so the campaign ends then."""
+        """``start`` without waiting: the shards' start-up (torch, their workers) then
+        overlaps the caller's own work (the solver's cases), and the first batch finds
+        them ready. A shard that cannot start says so at the first batch; one not ready
+        at ``deadline`` (the campaign's) is stopped, so that the campaign ends then."""
 
         def start() -> None:
             with contextlib.suppress(Exception):
-                self._pool.run([{"warm": True}] * self.count, deadline)
+                self.start(deadline)
 
         if self._warming is None:
             self._warming = threading.Thread(target=start, name="convcheck-shards", daemon=True)
