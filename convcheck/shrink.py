@@ -17,11 +17,13 @@ Design rules, after Hypothesis' shrinker:
   its distance, then bisection) for the nearest value that keeps. A wide value that
   cannot move costs one call; a threshold at 2^62 costs about 125, not one call per
   candidate on the way.
-* Two passes escape local minima where integers are tied together, as Hypothesis does
+* Three passes escape local minima where integers are tied together, as Hypothesis does
   for duplicated and related choices: equal integers (an input's channels and the
-  weight's size(0)) move as one; and a size is lowered while a wide integer is raised to
-  its extreme (a product that must overflow: w.size(1) 3 with groups 3074457345618258603
-  becomes 2 with 2^62 once the integer passes take groups down again).
+  weight's size(0)) move as one; a size is lowered while a wide integer is raised to its
+  extreme (a product that must overflow: w.size(1) 3 with groups 3074457345618258603
+  becomes 2 with 2^62 once the integer passes take groups down again); and a large size
+  is lowered while a parameter is raised as far as the signature allows (698369 channels
+  times a length of 3075 become 2 channels and a padding of 2^29).
 * Every pass counts its calls and its shrinks. After each round, passes that have never
   shrunk anything move to the end, so the budget goes to the passes that work.
 * The budget (calls, seconds) is checked before each candidate: a slow judge or a long
@@ -154,6 +156,15 @@ def _wide_slots(case: Case) -> list[_Slot]:
     ]
 
 
+def _large_slots(case: Case) -> list[_Slot]:
+    """The sizes, alone or moved as one, too far from 1 for a search to be cheap."""
+    return [
+        slot
+        for slot in _size_slots(case) + _equal_slots(case)
+        if abs(slot.value - slot.target) > _SMALL
+    ]
+
+
 def _drop_dim(t: TensorSpec, axis: int) -> TensorSpec:
     sizes = t.sizes[:axis] + t.sizes[axis + 1 :]
     order = None
@@ -210,6 +221,7 @@ class Shrinker:
                 self.shrink_groups,
                 self.shrink_duplicates,
                 self.trade,
+                self.trade_for_params,
             )
         ]
         self._running = self.passes[0]
@@ -237,18 +249,22 @@ class Shrinker:
             return True
         if candidate in self._rejected:
             return False
-        if self.evaluations >= self.max_evaluations or (
-            self.deadline is not None and time.monotonic() > self.deadline
-        ):
-            raise _OutOfBudget
-        self.evaluations += 1
-        self._running.calls += 1
+        self._spend()
         if not self.keeps([candidate])[0]:
             self._rejected.add(candidate)
             return False
         self.current = candidate
         self._running.shrinks += 1
         return True
+
+    def _spend(self) -> None:
+        """Count one call to ``keeps``, or end the shrink when the budget is spent."""
+        if self.evaluations >= self.max_evaluations or (
+            self.deadline is not None and time.monotonic() > self.deadline
+        ):
+            raise _OutOfBudget
+        self.evaluations += 1
+        self._running.calls += 1
 
     def _first_kept(self, candidates: list[Case]) -> bool:
         return any(self.consider(c) for c in candidates)
@@ -375,6 +391,52 @@ class Shrinker:
                 extreme = INT64_MAX if wide.value > wide.target else INT64_MIN
                 if size.value != size.target and wide.value != extreme:
                     self._shrink_integer(size, base=wide.put(self.current, extreme))
+
+    def trade_for_params(self) -> None:
+        """Lower a large size (or equal sizes moved as one) while raising a parameter as
+        far as the signature allows.
+
+        Out's strides overflow int32 when out's channels times its length do: a campaign
+        meets that with 698369 channels and a length of 3075, and neither moves alone.
+        With the padding raised until out's length nearly leaves int32, two channels
+        keep the overflow; ``shrink_params`` then takes the padding down again to what
+        two channels need.
+        """
+        for j in range(len(_param_slots(self.current))):
+            large = _large_slots(self.current)
+            if not large:
+                return
+            raised = self._furthest(_param_slots(self.current)[j])
+            for stuck in large:
+                before = self.current
+                self._shrink_integer(stuck, base=raised)
+                if self.current != before:
+                    break
+
+    def _furthest(self, slot: _Slot) -> Case:
+        """The current case with ``slot`` raised as far as it keeps the signature, up to
+        INT32_MAX (beyond it ``trade`` takes over): the bound itself first, then a
+        search (probes double, then bisect; a local furthest). The probes do not become
+        the current case: they are less simple than it."""
+        base = self.current
+        if slot.value >= INT32_MAX:
+            return base
+        if self._probe(slot.put(base, INT32_MAX)):
+            return slot.put(base, INT32_MAX)
+
+        def keeps(d: int) -> bool:
+            return slot.value + d < INT32_MAX and self._probe(slot.put(base, slot.value + d))
+
+        return slot.put(base, slot.value + find_integer(keeps))
+
+    def _probe(self, candidate: Case) -> bool:
+        if candidate in self._rejected:
+            return False
+        self._spend()
+        if self.keeps([candidate])[0]:
+            return True
+        self._rejected.add(candidate)
+        return False
 
 
 def minimize(

@@ -194,8 +194,14 @@ def _wait(child: subprocess.Popen, campaign, stats: Path) -> None:
 
 
 def _adopt(campaign, entries: list[corpus.Entry], first_found: dict[str, float]) -> None:
-    """The child's findings, judged again here so the campaign holds whole Findings."""
-    fresh = [e for e in entries if e.key not in campaign.found and e.key not in campaign.known]
+    """The child's findings, judged again here so the campaign holds whole Findings: the
+    new ones, and the corpus's own that it met again (``first_found`` has them), which
+    the report shows as known, as it does for every engine."""
+    fresh = [
+        e
+        for e in entries
+        if e.key not in campaign.found and (e.key not in campaign.known or e.key in first_found)
+    ]
     for entry, found in zip(fresh, campaign.judges.evaluate([e.case for e in fresh]), strict=True):
         for finding in found:
             if finding.key == entry.key:

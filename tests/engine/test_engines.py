@@ -8,7 +8,7 @@ shards judge (``--jobs 2``: ``convcheck.shards``).
 
 import pytest
 
-from convcheck import engines
+from convcheck import corpus, engines
 from convcheck.campaign import Budget, Campaign
 from convcheck.errors import ConvcheckError
 from convcheck.judges import Judges
@@ -62,6 +62,20 @@ def test_stops_at_the_case_budget_and_repeats_with_its_seed(judges, engine, shar
     assert first.stats.cases == again.stats.cases == cases
     assert first.found, f"legacy shows findings within {cases} cases"
     assert sorted(first.found) == sorted(again.found)
+
+
+def test_findings_met_again_are_kept_as_known(judges, engine, tmp_path):
+    """A second campaign over the first one's corpus meets the same findings again: it
+    holds them (the report lists them as known) and calls none of them new."""
+    cases = 8 * CASES if engine == "atheris" else CASES
+    first = Campaign(judges, tmp_path, budget=Budget(cases=cases))
+    first.explore(engine, 3)
+    known = {key for entry in corpus.load_all(tmp_path) for key in entry.keys}
+    assert known == set(first.found)
+    again = Campaign(judges, tmp_path, known=known, budget=Budget(cases=cases))
+    again.explore(engine, 3)
+    assert sorted(again.found) == sorted(first.found)
+    assert again.new_findings() == []
 
 
 def test_until_first_stops_at_a_finding_about_the_kernel(judges, engine, shards):

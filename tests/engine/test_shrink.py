@@ -241,6 +241,32 @@ def test_a_small_factor_is_traded_for_a_larger_wide_one(start, signature, expect
     assert {p.name: p.shrinks for p in shrinker.passes}["trade"] >= 1
 
 
+def crashes_at(site_prefix, revision="legacy"):
+    """``keeps`` from the sanitized crash the model foresees in the kernel's checks."""
+
+    def predicate(case):
+        wrapped, _, _ = model.classify(case, revision)
+        crash_site = model.predict(wrapped, with_loops=False).crash_site
+        return crash_site is not None and crash_site.startswith(site_prefix)
+
+    return where(predicate)
+
+
+def test_a_large_size_is_traded_for_a_raised_parameter():
+    # A campaign's case: out's strides overflow int32 through 698369 channels times a
+    # length of 3075, and neither moves alone. A person writes two channels and a padding
+    # that makes the length about 2^30.
+    start = conv(input=t(1, 698369, 3075), weight=t(698369, 1, 1), bias=None, groups=698369)
+    keeps_crash = crashes_at("out_strides.")
+    assert keeps_crash([start]) == [True]
+    shrinker = Shrinker(keeps_crash, max_evaluations=600)
+    small = shrinker.shrink(start)
+    assert {p.name: p.shrinks for p in shrinker.passes}["trade_for_params"] >= 1
+    assert small.weight.sizes == (2, 1, 1) and small.input.numel <= 2, small
+    assert 2**29 <= small.padding[0] < 2**30, small
+    assert shrinker.evaluations <= 300
+
+
 def test_shrinking_never_slides_to_another_bug():
     case = conv(groups=0, padding=(2**62,), input=t(1, 2, 5))
     signature = ("ordering", "groups.weight0_rem")
