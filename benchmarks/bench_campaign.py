@@ -2,7 +2,8 @@
 
 1. Cases/s of the pipeline on 2 cores, judge by judge: model alone, + native, + torch,
    and + torch without reusing the oneDNN-on answer for oneDNN off (what it cost before);
-   then the full pipeline with ``--jobs 2`` against ``--jobs 1``. Beside each rate, the
+   then a seeded campaign (the full pipeline) with ``--jobs 2`` against ``--jobs 1``, both
+   as before (one process judges) and in shards (``convcheck.shards``). Beside each rate, the
    CPU time per case of the parent process and of its workers: on a shared machine the
    rate follows the load, while the CPU a case costs barely does, and 2 cores give at
    most 2 s of CPU a second.
@@ -12,7 +13,7 @@
 Time to the first finding of each bug class, engine by engine, is
 ``bench_first_finding.py``.
 
-    python benchmarks/bench_campaign.py [--seconds 10] [--revision current]
+    python benchmarks/bench_campaign.py [--seconds 10] [--revision current] [--only jobs]
 """
 
 from __future__ import annotations
@@ -57,12 +58,14 @@ def rate(revision: str, seconds: float, jobs=2, native=True, torch=True, reuse=T
 class Rate:
     cases_per_second: float
     parent_us: float  # CPU per case of this process (generation, model, torch's checks)
-    workers_us: float  # CPU per case of the worker processes (native, torch's real calls)
+    workers_us: float  # CPU per case of the descendants (shards, native, torch's real calls)
 
     def describe(self) -> str:
+        # Cores busy: what the machine gave this run (2 at most; less when others share it).
+        cores = self.cases_per_second * (self.parent_us + self.workers_us) / 1e6
         return (
             f"{self.cases_per_second:>8,.0f} cases/s   CPU/case: parent {self.parent_us:5.0f} us,"
-            f" workers {self.workers_us:5.0f} us"
+            f" workers {self.workers_us:5.0f} us   {cores:4.2f} cores"
         )
 
 
@@ -120,17 +123,51 @@ def throughput(seconds: float, revision: str) -> None:
         print(f"  {label:<20} {measured.describe()}   {ratio:6.3f} x model alone")
 
 
+def campaign_rate(revision: str, seconds: float, jobs: int, sharded: bool) -> Rate:
+    """Cases/s of a seeded random campaign once its batches are full size (the workers', or
+    the shards', start-up left out), CPU per case of this process and of all its
+    descendants (shards, their workers) over the same span."""
+    from convcheck.engines import random as random_engine
+
+    marks = []
+
+    def mark(cases: int, elapsed: float, kinds: Counter, note: str) -> None:
+        if cases < WARM_CASES:
+            return
+        marks.append((cases, time.monotonic(), _own_cpu(), _workers_cpu()))
+        if marks[-1][1] - marks[0][1] >= seconds:
+            run.budget = Budget(cases=cases)  # ends the campaign at its next batch
+
+    with Judges(revision, jobs=jobs) as judges:
+        run = Campaign(judges, progress=mark, budget=Budget(), shards=jobs if sharded else 1)
+        random_engine.explore(run, 99, solved=False)
+    (cases0, wall0, parent0, workers0), (cases1, wall1, parent1, workers1) = marks[0], marks[-1]
+    done = cases1 - cases0
+    return Rate(
+        done / (wall1 - wall0), (parent1 - parent0) / done * 1e6, (workers1 - workers0) / done * 1e6
+    )
+
+
+# Cases a campaign judges before its rate is measured: its batches have grown to full size.
+WARM_CASES = 3000
+
+
 def jobs_scaling(seconds: float, revision: str, pairs: int = 3) -> None:
-    """The full pipeline with one worker per judge and with two, in interleaved pairs so
-    that a change in the machine's load falls on both."""
-    print(f"== --jobs 2 against --jobs 1, full pipeline, {revision}, {pairs} interleaved pairs")
-    ratios = []
+    """A seeded campaign (the full pipeline) with ``--jobs 1``, with ``--jobs 2`` judged in
+    the parent as before shards, and with ``--jobs 2`` in two shards, interleaved so that a
+    change in the machine's load falls on all three."""
+    print(f"== --jobs 2 against --jobs 1, a random campaign, {revision}, {pairs} rounds")
+    ratios: dict[str, list[float]] = {"unsharded": [], "sharded": []}
     for _ in range(pairs):
-        one, two = rate(revision, seconds, jobs=1), rate(revision, seconds, jobs=2)
-        ratio = two.cases_per_second / one.cases_per_second
-        ratios.append(ratio)
-        print(f"  jobs 1 {one.describe()}\n  jobs 2 {two.describe()}   {ratio:5.2f} x")
-    print(f"  median {statistics.median(ratios):.2f} x")
+        one = campaign_rate(revision, seconds, 1, sharded=False)
+        print(f"  jobs 1             {one.describe()}")
+        for label, sharded in (("unsharded", False), ("sharded", True)):
+            two = campaign_rate(revision, seconds, 2, sharded=sharded)
+            ratio = two.cases_per_second / one.cases_per_second
+            ratios[label].append(ratio)
+            print(f"  jobs 2 {label:<11} {two.describe()}   {ratio:5.2f} x jobs 1")
+    for label, measured in ratios.items():
+        print(f"  median jobs 2 {label}: {statistics.median(measured):.2f} x jobs 1")
 
 
 def minimising(cases: int) -> None:
@@ -167,11 +204,16 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--revision", default="current")
     parser.add_argument("--cases", type=int, default=2000, help="the minimising campaign's")
+    parser.add_argument("--only", choices=["throughput", "jobs", "minimising", "judge"])
     args = parser.parse_args()
-    throughput(args.seconds, args.revision)
-    jobs_scaling(args.seconds, args.revision)
-    minimising(args.cases)
-    judge_wall()
+    if args.only in (None, "throughput"):
+        throughput(args.seconds, args.revision)
+    if args.only in (None, "jobs"):
+        jobs_scaling(args.seconds, args.revision)
+    if args.only in (None, "minimising"):
+        minimising(args.cases)
+    if args.only in (None, "judge"):
+        judge_wall()
 
 
 if __name__ == "__main__":

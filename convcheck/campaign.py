@@ -81,8 +81,16 @@ class Campaign:
         known: set[str] = frozenset(),
         budget: Budget = Budget(seconds=DEFAULT_SECONDS),
         torch_dir: Path | None = None,
+        shards: int = 1,
     ) -> None:
         self.judges = judges
+        # ``shards`` >= 2: cases are judged in that many shard processes (``convcheck.shards``);
+        # ``judges`` then only minimise.
+        self.shards = None
+        if shards >= 2:
+            from convcheck.shards import Shards
+
+            self.shards = Shards(judges, shards)
         self.budget = budget
         self.corpus_dir = corpus_dir
         # torch's own bugs: default the corpus's torch folder (corpus.torch_folder).
@@ -97,10 +105,16 @@ class Campaign:
         # Foreseen native crashes this campaign has confirmed (``Judges.judge``'s thrifty).
         self.confirmations: Counter = Counter()
         self._batches = 0  # judged so far: the first ones are small (``batch``)
+        self._chunks = 0  # the random engine's chunks the shards have generated
+        self.shard_failures: list[str] = []  # how shards died or hung
 
     def explore(self, engine: str, seed: int) -> None:
         """The named engine proposes cases until the budget is spent."""
-        engines.load(engine)(self, seed)
+        try:
+            engines.load(engine)(self, seed)
+        finally:
+            if self.shards is not None:  # minimising is the parent's: free their memory
+                self.shards.close()
         self.stats.explored = self.stats.elapsed
         self._show_progress()  # the final counts (the atheris engine adds its child's last)
 
@@ -140,22 +154,54 @@ class Campaign:
     def submit(self, cases: list[Case]) -> list[list[Finding]]:
         """Judge the cases; keep every new signature at once. Returns each case's findings
         (none for a case the deadline or a stop left unjudged, which does not count)."""
+        if self.shards is not None:
+            from convcheck.shards import case_parts
+
+            per_case: list[list[Finding]] = [[] for _ in cases]
+            for i, _, found in self._judge_in_shards(case_parts(cases, self.shards.count)):
+                per_case[i] = found
+            return per_case
         judged = self.judges.judge(cases, self.confirmations, self.deadline)
-        self._batches += 1
         per_case = [self.judges.findings(j) if j.complete else [] for j in judged]
-        self.stats.cases += sum(j.complete for j in judged)
-        for j, found in zip(judged, per_case, strict=True):
-            for finding in found:
+        found = [(j.judged_at, f) for j, f in zip(judged, per_case, strict=True) if f]
+        self._record(sum(j.complete for j in judged), found)
+        return per_case
+
+    def submit_random(self, seed: int, count: int) -> None:
+        """With shards: judge the random engine's next ``count`` cases of ``seed``, which
+        the shards generate (``engines.random.chunk``)."""
+        from convcheck.shards import random_parts
+
+        parts = random_parts(seed, self._chunks, count, self.shards.count)
+        self._chunks += len(parts)
+        self._judge_in_shards(parts)
+
+    def _judge_in_shards(self, parts: list[dict]) -> list[tuple[int, float, list[Finding]]]:
+        judged = self.shards.judge(parts, self.confirmations, self.deadline)
+        self.shard_failures += judged.failures
+        # A shard that failed is started again for the next batch; its cases are lost.
+        note = f"{judged.failures[0]}, restarted" if judged.failures else ""
+        self._record(judged.complete, [(at, found) for _, at, found in judged.found], note)
+        return judged.found
+
+    def _record(
+        self, complete: int, found: list[tuple[float, list[Finding]]], note: str = ""
+    ) -> None:
+        """A batch judged: ``complete`` cases to the end, the findings of those that
+        showed any, each with when its case was judged."""
+        self._batches += 1
+        self.stats.cases += complete
+        for judged_at, findings in found:
+            for finding in findings:
                 kept = self.found.get(finding.key)
                 if kept is None:
-                    self._keep(finding, j.judged_at - self.stats.started)
+                    self._keep(finding, judged_at - self.stats.started)
                 elif finding.key not in self.minimized and complexity(finding.case) < complexity(
                     kept.case
                 ):
                     # A simpler witness of a known finding: shrinking starts from the best.
                     self.found[finding.key] = finding
-        self._show_progress()
-        return per_case
+        self._show_progress(note)
 
     def _keep(self, finding: Finding, seconds: float) -> None:
         self.found[finding.key] = finding

@@ -76,7 +76,7 @@ def explain_json(run: model.ModelRun, findings) -> dict:
     }
 
 
-def _open_judges(args, use_torch: bool | None = None):
+def _open_judges(args, use_torch: bool | None = None, warm: bool = True):
     from convcheck.judges import Judges
 
     torch_wanted = not getattr(args, "no_torch", False) if use_torch is None else use_torch
@@ -100,7 +100,7 @@ def _open_judges(args, use_torch: bool | None = None):
         timeout=args.timeout,
         check_map=check_map,
         compare=compare,
-        warm=True,  # a command judges at once: torch's workers start beside its own import
+        warm=warm,  # a command judges at once: torch's workers start beside its own import
     )
 
 
@@ -155,12 +155,16 @@ def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
     known = {k for e in corpus.load_all(corpus_dir, torch_dir) for k in e.keys}
     _check_report(args)
     budget = _budget(args)
+    # --jobs 2 or more: shards judge (each with workers of its own); the judges here only
+    # minimise, so their workers start when that begins.
     with (
-        _open_judges(args) as judges,
+        _open_judges(args, warm=args.jobs < 2) as judges,
         judges.stop_on_signals(),
         Progress(stderr, budget, args.engine) as progress,
     ):
-        run = campaign.Campaign(judges, corpus_dir, _meta(args), progress, known, budget, torch_dir)
+        run = campaign.Campaign(
+            judges, corpus_dir, _meta(args), progress, known, budget, torch_dir, shards=args.jobs
+        )
         run.explore(args.engine, args.seed)
         if not args.no_minimize:
             run.minimize_all(seconds=args.minimize_time)
@@ -438,7 +442,8 @@ def _judges(parser: argparse.ArgumentParser, torch_flag: bool = True) -> None:
         "--jobs",
         type=_checked("jobs", int, check_positive_int),
         default=1,
-        help="worker processes per judge",
+        help="worker processes per judge; fuzz: processes that each judge a share of the "
+        "cases with one worker per judge",
     )
     parser.add_argument(
         "--timeout",

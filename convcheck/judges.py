@@ -98,6 +98,19 @@ class Judges:
         self.target = target
         self.jobs = jobs
         self.stopped = False
+        # What makes judges like these, without the jobs: a shard process makes its own.
+        self.arguments = {
+            "revision": revision,
+            "target": target,
+            "use_native": use_native,
+            "use_torch": use_torch,
+            "timeout": timeout,
+            "check_map": check_map,
+            "compare": compare,
+        }
+        # Processes that judge on these judges' behalf (a campaign's shards): stopped and
+        # closed with them.
+        self._helpers: list = []
         # The target's check ids, read as ours; the ids it cannot read, counted.
         self.ids = IdReader(check_map, compare, _known_ids(target))
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="convcheck-native")
@@ -267,11 +280,16 @@ class Judges:
         )
         return Keeper(self, signature, foreseen, deadline)
 
+    def attach(self, helper) -> None:
+        """``helper`` (with ``cancel`` and ``close``, such as ``convcheck.shards.Shards``)
+        judges for these judges: it stops and closes with them."""
+        self._helpers.append(helper)
+
     def stop(self) -> None:
         """Abandon what the workers are doing and judge nothing more (every later case
         is incomplete); safe from a signal handler."""
         self.stopped = True
-        for judge in (self.native, self.torch):
+        for judge in (self.native, self.torch, *self._helpers):
             if judge is not None:
                 judge.cancel()
 
@@ -298,7 +316,7 @@ class Judges:
     def close(self) -> None:
         # The workers first: closing them abandons a batch the native thread may be
         # waiting on (a hanging target), so that the thread is free to end.
-        for judge in (self.native, self.torch):
+        for judge in (*self._helpers, self.native, self.torch):
             if judge is not None:
                 judge.close()
         self._pool.shutdown()

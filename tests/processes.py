@@ -21,6 +21,26 @@ def running(pid: int) -> bool:
     return stat.rpartition(")")[2].split()[0] != "Z"
 
 
+def descendants(pid: int) -> set[int]:
+    """Every living process under ``pid``."""
+    found, pending = set(), [pid]
+    while pending:
+        parent = pending.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                text = Path(f"/proc/{parent}/task/{task}/children").read_text()
+            except OSError:
+                continue
+            children = {int(child) for child in text.split()} - found
+            found |= children
+            pending += children
+    return {pid for pid in found if running(pid)}
+
+
 def pids_left_by_a_killed_parent(tmp_path: Path, body: str) -> list[int]:
     """Run ``body`` (Python, with the repository and tests/ on its path) in a process that
     prints the pids it wants watched and then SIGKILLs itself; those pids."""

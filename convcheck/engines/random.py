@@ -4,10 +4,16 @@ Sampling is the fastest way through the case space, but a value band only a narr
 multiply trips on (13 cases per million for ``groups * w.size(1)`` in int32) waits for
 luck. So the engine first judges the solver's witnesses and width-band cases
 (``convcheck.solver.seeds``, cached on disk) when z3 is installed, then samples.
+
+With shards (``--jobs N``, N >= 2) the samples are made where they are judged: each
+chunk of a batch is a stream of its own, named by the seed and the chunk's number
+(``chunk``), so a seed gives other cases with shards than without, and the same ones for
+any number of runs with the same number of shards.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import time
 from collections.abc import Iterator
@@ -32,7 +38,16 @@ def cases(seed: int) -> Iterator[Case]:
         yield empty_input_with_strides_past_int32(rare) if rare.chance(RARE) else case
 
 
+def chunk(seed: int, index: int, count: int) -> list[Case]:
+    """The ``index``-th chunk of a sharded campaign's cases: the start of a stream of its
+    own, so that a shard makes it from three numbers, the parent generating nothing."""
+    digest = hashlib.blake2b(f"{seed}:{index}".encode(), digest_size=8).digest()
+    return list(islice(cases(int.from_bytes(digest, "little")), count))
+
+
 def explore(campaign, seed: int, solved: bool = True) -> None:
+    if campaign.shards is not None:
+        campaign.shards.warm(campaign.deadline)  # while the solver's cases are made
     if solved and importlib.util.find_spec("z3") is not None:
         from convcheck.solver.seeds import seed_cases
 
@@ -40,6 +55,11 @@ def explore(campaign, seed: int, solved: bool = True) -> None:
         seconds = None if deadline is None else (deadline - time.monotonic()) * SOLVING_SHARE
         judges = campaign.judges
         submit_all(campaign, seed_cases(judges.revision, seconds, lambda: judges.stopped))
+    if campaign.shards is not None:
+        # Each shard generates its own share: (seed, chunk) names the cases.
+        while not campaign.exhausted:
+            campaign.submit_random(seed, campaign.batch(BATCH * campaign.shards.count))
+        return
     stream = cases(seed)
     while not campaign.exhausted:
         campaign.submit(list(islice(stream, campaign.batch(BATCH))))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from hostile import build
-from processes import running
+from processes import descendants, running
 
 from convcheck.campaign import Budget, Campaign
 from convcheck.judges import Judges
@@ -40,9 +40,14 @@ def _pids(path: Path) -> list[int]:
     return [int(line) for line in path.read_text().split()] if path.exists() else []
 
 
-def test_the_time_budget_cuts_a_hanging_batch_short(hanging, pid_file):
+@pytest.mark.parametrize("shards", [1, 2], ids=["one-process", "shards"])
+def test_the_time_budget_cuts_a_hanging_batch_short(hanging, pid_file, shards):
     with Judges("current", target=hanging, use_torch=False, timeout=3600.0) as judges:
-        run = Campaign(judges, budget=Budget(seconds=1.0))
+        run = Campaign(judges, budget=Budget(seconds=1.0), shards=shards)
+        if run.shards is not None:
+            # Up before the second starts: the shards' start-up is not what is timed.
+            run.shards.start()
+            run.stats.started = time.monotonic()
         started = time.monotonic()
         run.explore("random", seed=0)
         took = time.monotonic() - started
@@ -54,26 +59,31 @@ def test_the_time_budget_cuts_a_hanging_batch_short(hanging, pid_file):
     assert not any(running(pid) for pid in _pids(pid_file))
 
 
-def _fuzz(hanging: str, corpus: Path) -> subprocess.Popen:
+def _fuzz(hanging: str, corpus: Path, jobs: int) -> subprocess.Popen:
     command = [
         *(sys.executable, "-m", "convcheck", "fuzz", "--revision", "current"),
         *("--target", hanging, "--no-torch", "--timeout", "3600", "--cases", "1000000000"),
-        *("--corpus", str(corpus)),
+        *("--corpus", str(corpus), "--jobs", str(jobs)),
     ]
     return subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ
     )
 
 
+# --jobs 2: two shard processes judge, each with its hanging worker (convcheck.shards).
+@pytest.mark.parametrize("jobs", [1, 2], ids=["one-process", "shards"])
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
-def test_one_signal_stops_a_hanging_campaign_with_its_report(hanging, pid_file, tmp_path, signum):
-    child = _fuzz(hanging, tmp_path / "corpus")
+def test_one_signal_stops_a_hanging_campaign_with_its_report(
+    hanging, pid_file, tmp_path, signum, jobs
+):
+    child = _fuzz(hanging, tmp_path / "corpus", jobs)
     try:
         deadline = time.monotonic() + GENEROUS
         while not _pids(pid_file) and time.monotonic() < deadline:
             assert child.poll() is None, child.communicate()
             time.sleep(0.05)
         assert _pids(pid_file), "the target never hung"
+        started = descendants(child.pid)  # its workers, or its shards and theirs
         child.send_signal(signum)
         stdout, stderr = child.communicate(timeout=GENEROUS)
     finally:
@@ -83,7 +93,7 @@ def test_one_signal_stops_a_hanging_campaign_with_its_report(hanging, pid_file, 
     assert "Traceback" not in stderr
     assert "stopped by a signal" in stderr
     assert "cases" in stdout  # the report of what was judged
-    assert not any(running(pid) for pid in _pids(pid_file))
+    assert not any(running(pid) for pid in _pids(pid_file) + list(started))
 
 
 @pytest.fixture

@@ -2,7 +2,8 @@
 
 An engine proposes cases through ``campaign.submit`` until ``campaign.exhausted``: it
 stops at the case budget exactly, the same seed gives the same campaign, and
-``until_first`` stops it at the first finding about the kernel.
+``until_first`` stops it at the first finding about the kernel; all of it also when
+shards judge (``--jobs 2``: ``convcheck.shards``).
 """
 
 import pytest
@@ -32,25 +33,32 @@ def engine(request):
     return request.param
 
 
+@pytest.fixture(params=[1, 2], ids=["one-process", "shards"])
+def shards(request, engine):
+    if request.param > 1 and engine == "atheris":
+        pytest.skip("the atheris engine judges in a child process of its own, unsharded")
+    return request.param
+
+
 @pytest.fixture(scope="module")
 def judges():
     with Judges("legacy", jobs=1, use_torch=False) as judges:
         yield judges
 
 
-def campaign(judges, engine, seed, budget):
-    run = Campaign(judges, budget=budget)
+def campaign(judges, engine, seed, budget, shards):
+    run = Campaign(judges, budget=budget, shards=shards)
     run.explore(engine, seed)
     return run
 
 
-def test_stops_at_the_case_budget_and_repeats_with_its_seed(judges, engine):
+def test_stops_at_the_case_budget_and_repeats_with_its_seed(judges, engine, shards):
     # atheris starts from valid calls, not reproducers: its first finding takes hundreds
     # of cases, as its coverage of the model leads it (1,016 with this seed; 248 before
     # the model ran once where both arithmetics agree).
     cases = 8 * CASES if engine == "atheris" else CASES
-    first = campaign(judges, engine, 3, Budget(cases=cases))
-    again = campaign(judges, engine, 3, Budget(cases=cases))
+    first = campaign(judges, engine, 3, Budget(cases=cases), shards)
+    again = campaign(judges, engine, 3, Budget(cases=cases), shards)
     assert first.stats.cases == again.stats.cases == cases
     assert first.found, f"legacy shows findings within {cases} cases"
     assert sorted(first.found) == sorted(again.found)
@@ -70,8 +78,8 @@ def test_findings_met_again_are_kept_as_known(judges, engine, tmp_path):
     assert again.new_findings() == []
 
 
-def test_until_first_stops_at_a_finding_about_the_kernel(judges, engine):
-    run = campaign(judges, engine, 3, Budget(cases=10 * CASES, until_first=True))
+def test_until_first_stops_at_a_finding_about_the_kernel(judges, engine, shards):
+    run = campaign(judges, engine, 3, Budget(cases=10 * CASES, until_first=True), shards)
     assert run.new_findings(about_kernel=True)
     assert run.stats.cases < 10 * CASES
 

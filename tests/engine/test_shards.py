@@ -1,0 +1,135 @@
+"""Sharded judging (``--jobs N``, N >= 2): shard processes judge a campaign's cases, each
+with the whole pipeline; the parent keeps, writes and minimises. Campaigns here run a case
+budget and a seed, never a time budget. (A signal stopping a sharded campaign whose
+target hangs: tests/cli/test_stopping.py.)"""
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from processes import descendants, running
+
+from convcheck import corpus
+from convcheck.campaign import Budget, Campaign
+from convcheck.engines import random as random_engine
+from convcheck.errors import ConvcheckError
+from convcheck.judges import Judges
+from convcheck.known_bugs import LEGACY_BUG_CLASSES, bug_class
+from convcheck.sandbox import Crash
+from convcheck.shards import FAILURES, sizes
+
+
+def shard_pids() -> set[int]:
+    """This process's children that are sandbox workers: the shards (the campaign's own
+    judges start none while shards judge)."""
+    found = set()
+    for pid in descendants(os.getpid()):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+            parent = int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
+        except (OSError, ValueError):
+            continue
+        if parent == os.getpid() and b"_worker_main.py" in command:
+            found.add(pid)
+    return found
+
+
+def test_a_batch_is_shared_out_evenly_in_order():
+    assert sizes(10, 4) == [3, 3, 2, 2]
+    assert sizes(3, 4) == [1, 1, 1]  # no empty request
+    assert sizes(0, 2) == []
+
+
+def test_a_chunk_of_the_random_engine_is_named_by_seed_and_number():
+    assert random_engine.chunk(5, 3, 20) == random_engine.chunk(5, 3, 20)
+    assert random_engine.chunk(5, 3, 20)[:7] == random_engine.chunk(5, 3, 7)
+    assert random_engine.chunk(5, 3, 20) != random_engine.chunk(5, 4, 20)
+    assert random_engine.chunk(5, 3, 20) != random_engine.chunk(6, 3, 20)
+
+
+def legacy_classes(shards: int, cases: int, seed: int) -> tuple[set[str], set[str]]:
+    """The bug classes a seeded random campaign finds (solver's cases left out: sampling
+    alone), and every signature."""
+    with Judges("legacy", jobs=shards) as judges:
+        run = Campaign(judges, budget=Budget(cases=cases), shards=shards)
+        random_engine.explore(run, seed, solved=False)
+    assert run.stats.cases == cases and not run.shard_failures
+    return {bug_class(f.signature) for f in run.found.values()} - {None}, set(run.found)
+
+
+@pytest.mark.slow
+def test_sharded_campaigns_find_the_legacy_bug_classes_of_an_unsharded_one():
+    pytest.importorskip("torch")
+    unsharded, _ = legacy_classes(1, 6144, seed=3)
+    sharded, signatures = legacy_classes(2, 6144, seed=3)
+    assert sharded == unsharded == set(LEGACY_BUG_CLASSES)
+    # The same seed and number of shards: the same findings, whichever shard judged what.
+    assert legacy_classes(2, 6144, seed=3)[1] == signatures
+
+
+def test_a_shard_killed_mid_campaign_costs_its_cases_not_the_campaign(tmp_path):
+    """Its request's cases are lost (not counted), a new shard takes over, every finding
+    kept is on disk, and no process is left once the judges close."""
+    folder = tmp_path / "corpus"
+    seen: set[int] = set()
+    kills: list[int] = []
+    on_disk_at_kill: dict[str, str] = {}
+
+    def kill_soon(pid: int) -> None:
+        # After the hook returns the next batch starts: the shard is busy with it.
+        time.sleep(0.05)
+        os.kill(pid, signal.SIGKILL)
+
+    def progress(cases, seconds, kinds, note):
+        shards = shard_pids()
+        seen.update(shards, *(descendants(pid) for pid in shards))
+        if run.shard_failures or len(kills) >= 5 or cases < 1000 or not shards:
+            return
+        if not on_disk_at_kill:
+            on_disk_at_kill.update({p.name: p.read_text() for p in folder.glob("*.json")})
+        kills.append(min(shards))
+        threading.Thread(target=kill_soon, args=(kills[-1],)).start()
+
+    with Judges("legacy", jobs=2, use_torch=False) as judges:
+        run = Campaign(judges, folder, progress=progress, budget=Budget(cases=3000), shards=2)
+        random_engine.explore(run, 1, solved=False)
+    assert kills and run.shard_failures, "no shard was killed while it judged"
+    assert "SIGKILL" in run.shard_failures[0]
+    assert run.stats.cases == 3000  # the lost cases were made up by later batches
+    assert on_disk_at_kill, "nothing was written before the kill: the test proves nothing"
+    for name, text in on_disk_at_kill.items():
+        assert (folder / name).read_text() == text
+    written = {
+        key for entry in corpus.load_all(folder, corpus.torch_folder(folder)) for key in entry.keys
+    }
+    assert {f.key for f in run.new_findings()} <= written
+    assert len(seen) > 2 * len(kills)  # the shards, their workers, the replacements
+    assert not [pid for pid in seen if running(pid)]
+
+
+class DeadPool:
+    """A shard pool whose every shard dies on every request."""
+
+    def __init__(self):
+        self.batches = 0
+
+    def run(self, requests, deadline=None):
+        self.batches += not any("warm" in r for r in requests)  # not the start-up's
+        return [Crash("SIGSEGV", "", "SIGSEGV", None)] * len(requests)
+
+    def close(self):
+        pass
+
+
+def test_shards_that_keep_dying_end_the_campaign_with_a_clear_error():
+    with Judges("legacy", use_native=False, use_torch=False) as judges:
+        run = Campaign(judges, budget=Budget(cases=1000), shards=2)
+        run.shards._pool = pool = DeadPool()
+        with pytest.raises(ConvcheckError, match="shards keep failing: shard crash: SIGSEGV"):
+            random_engine.explore(run, 1, solved=False)
+    assert pool.batches == FAILURES
+    assert run.stats.cases == 0
+    assert run.shard_failures == ["shard crash: SIGSEGV"] * 2 * (FAILURES - 1)
