@@ -174,12 +174,13 @@ class Path:
             self.model = Assignment.of(self.model)
 
     def check(self, *extra: z3.BoolRef) -> tuple[z3.CheckSatResult, Assignment | None]:
-        """The cheapest answer first (docs/solver.md, "Where the time goes"):
+        """The cheapest answer first (docs/solver.md, "the cheapest answer first"):
 
         - an input found earlier that meets the query (a counterexample cache, as in KLEE);
+        - an input one or two changes away from the path's own (``concrete.nearby``);
         - a fresh solver with a few steps (``limits.QUICK``): every unsatisfiable query
           and most satisfiable ones are answered within them;
-        - an input one or two changes away from the path's own (``concrete.nearby``);
+        - ``nearby`` again, repairing a broken decision with one more change;
         - one incremental solver per path (its decisions only grow, so a query is a push
           of ``extra`` on what it learnt), then a fresh one, with the full steps.
         """
