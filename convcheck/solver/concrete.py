@@ -1,12 +1,12 @@
 """z3 terms evaluated over plain Python ints: a query tried on an input without z3.
 
-z3's own ``model.eval`` costs tens of microseconds a node through its C API; a path's
-decisions are a few hundred nodes, and the solver tries many inputs per query (earlier
-answers, the concrete candidates of ``candidates``). A term is compiled once into a
-Python function of the variables' values (one line per shared sub-term), kept on its z3
-context, and evaluated with the integers' exact semantics (z3's ``div`` and ``mod``
-are Euclidean). An input on which a term divides by zero does not satisfy it: z3 would
-give that division any value, so no answer is claimed from it.
+z3's own ``model.eval`` crosses its C API for every node; a path's decisions are a few
+hundred nodes, and the solver tries many inputs per query (earlier answers, the near
+inputs of ``nearby``). A term is compiled once into a Python function of the variables'
+values (one line per shared sub-term), kept on its z3 context, and evaluated with the
+integers' exact semantics (z3's ``div`` and ``mod`` are Euclidean). An input on which a
+term divides by zero does not satisfy it: z3 would give that division any value, so no
+answer is claimed from it.
 """
 
 from __future__ import annotations
