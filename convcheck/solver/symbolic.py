@@ -35,7 +35,8 @@ from convcheck.fixedint import (
     Arith,
     Op,
 )
-from convcheck.solver import limits
+from convcheck.solver import concrete, limits
+from convcheck.solver.concrete import Assignment
 
 WRAP = "value-changed"  # not UB: a narrowing or an unsigned wrap, C's value is not exact
 EXACT_DIFFERS = "exact-differs"  # an accepted call whose sizes exact arithmetic changes
@@ -148,7 +149,7 @@ class Pending:
     """The other side of a branch, still to run: a prefix and an input that takes it."""
 
     prefix: tuple[bool, ...]
-    model: z3.ModelRef
+    model: Assignment | z3.ModelRef  # a Path reads a z3 model into an Assignment
 
 
 @dataclass
@@ -157,7 +158,7 @@ class Path:
 
     domain: list[z3.BoolRef]
     forced: tuple[bool, ...]
-    model: z3.ModelRef
+    model: Assignment  # the path's input (a z3 model is read into one)
     rlimit: int  # z3's steps per query (``limits``)
     decisions: list[z3.BoolRef] = field(default_factory=list)
     taken: list[bool] = field(default_factory=list)
@@ -166,19 +167,42 @@ class Path:
     unknown_branches: int = 0
     solver: z3.Solver | None = None
     # Inputs found for earlier queries of the same shape, newest last, shared by its paths.
-    found: list[z3.ModelRef] = field(default_factory=list)
+    found: list[Assignment] = field(default_factory=list)
 
-    def check(self, *extra: z3.BoolRef) -> tuple[z3.CheckSatResult, z3.ModelRef | None]:
-        """An input found earlier that meets the query answers it (a counterexample cache,
-        as in KLEE: cheaper than a solver call); else one incremental solver per path:
-        its decisions only grow, so a query is a push of ``extra`` on what it learnt."""
+    def __post_init__(self) -> None:
+        if not isinstance(self.model, Assignment):
+            self.model = Assignment.of(self.model)
+
+    def check(self, *extra: z3.BoolRef) -> tuple[z3.CheckSatResult, Assignment | None]:
+        """The cheapest answer first (docs/solver.md, "the cheapest answer first"):
+
+        - an input found earlier that meets the query (a counterexample cache, as in KLEE);
+        - an input one or two changes away from the path's own (``concrete.nearby``);
+        - a fresh solver with a few steps (``limits.QUICK``): every unsatisfiable query
+          and most satisfiable ones are answered within them;
+        - ``nearby`` again, repairing a broken decision with one more change;
+        - one incremental solver per path (its decisions only grow, so a query is a push
+          of ``extra`` on what it learnt), then a fresh one, with the full steps.
+        """
         wanted = (*self.decisions, *extra)
         # The query's own condition first: most earlier inputs fail it, and then no
         # decision of the path needs evaluating.
         ordered = (*extra, *self.decisions)
         for model in reversed(self.found[-_REUSED:]):
-            if all(z3.is_true(model.eval(c, model_completion=True)) for c in ordered):
+            if model.holds(ordered):
                 return z3.sat, model
+        conditions = (*self.domain, *self.decisions)
+        near = concrete.nearby(self.model, extra, conditions)
+        if near is not None:
+            return z3.sat, self._found(near)
+        quick = limits.solver(min(self.rlimit, limits.QUICK))
+        quick.add(*self.domain, *wanted)
+        answer = quick.check()
+        if answer != z3.unknown:
+            return answer, self._found(quick.model() if answer == z3.sat else None)
+        near = concrete.nearby(self.model, extra, conditions, _REPAIRS)
+        if near is not None:
+            return z3.sat, self._found(near)
         if self.solver is None:
             self.solver = limits.solver(min(self.rlimit, limits.INCREMENTAL))
             self.solver.add(*self.domain, *self.decisions)
@@ -194,9 +218,15 @@ class Path:
             fresh.add(*self.domain, *wanted)
             answer = fresh.check()
             found = fresh.model() if answer == z3.sat else None
-        if found is not None:
-            self.found.append(found)
-        return answer, found
+        return answer, self._found(found)
+
+    def _found(self, found) -> Assignment | None:
+        if found is None:
+            return None
+        if not isinstance(found, Assignment):
+            found = Assignment.of(found)
+        self.found.append(found)
+        return found
 
     def decide(self, condition: z3.BoolRef) -> bool:
         """Which way a branch goes; a feasible other way is a new path to run."""
@@ -207,7 +237,7 @@ class Path:
         if index < len(self.forced):
             taken = self.forced[index]
         else:
-            taken = z3.is_true(self.model.eval(condition, model_completion=True))
+            taken = self.model.holds((condition,))
             answer, found = self.check(z3.Not(condition) if taken else condition)
             if answer == z3.sat:
                 self.pending.append(Pending((*self.taken, not taken), found))
@@ -234,7 +264,7 @@ class Path:
         if new:
             if z3.is_false(condition):
                 self._query(site, condition, PROVEN, None)
-            elif z3.is_true(self.model.eval(condition, model_completion=True)):
+            elif self.model.holds((condition,)):
                 self._query(site, condition, WITNESS, self.model)
             else:
                 answer, found = self.check(condition)
@@ -243,7 +273,7 @@ class Path:
             return False
         if z3.is_true(condition):
             return True
-        if new and z3.is_true(self.model.eval(condition, model_completion=True)):
+        if new and self.model.holds((condition,)):
             answer, found = self.check(z3.Not(condition))
             if answer != z3.sat:
                 self.unknown_branches += answer == z3.unknown
@@ -271,6 +301,9 @@ class Path:
 
 # How many earlier inputs a query tries before the solver.
 _REUSED = 8
+# How many near inputs that meet the query but break a decision get one more change,
+# where the quick solver ran out of steps.
+_REPAIRS = 24
 _STATUS = {str(z3.sat): WITNESS, str(z3.unsat): PROVEN}
 _RANGES = {64: (INT64_MIN, INT64_MAX), 32: (INT32_MIN, INT32_MAX)}
 

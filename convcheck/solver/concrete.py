@@ -1,0 +1,240 @@
+"""z3 terms evaluated over plain Python ints: a query tried on an input without z3.
+
+z3's own ``model.eval`` crosses its C API for every node; a path's decisions are a few
+hundred nodes, and the solver tries many inputs per query (earlier answers, the near
+inputs of ``nearby``). A term is compiled once into a Python function of the variables'
+values (one line per shared sub-term), kept on its z3 context, and evaluated with the
+integers' exact semantics (z3's ``div`` and ``mod`` are Euclidean). An input on which a
+term divides by zero does not satisfy it: z3 would give that division any value, so no
+answer is claimed from it.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import z3
+
+from convcheck.fixedint import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
+
+# z3 operators and the Python expression each becomes.
+_NARY = {
+    z3.Z3_OP_ADD: " + ",
+    z3.Z3_OP_SUB: " - ",
+    z3.Z3_OP_MUL: " * ",
+    z3.Z3_OP_AND: " and ",
+    z3.Z3_OP_OR: " or ",
+}
+_BINARY = {
+    z3.Z3_OP_LE: "<=",
+    z3.Z3_OP_LT: "<",
+    z3.Z3_OP_GE: ">=",
+    z3.Z3_OP_GT: ">",
+    z3.Z3_OP_EQ: "==",
+    z3.Z3_OP_DISTINCT: "!=",
+    z3.Z3_OP_IDIV: "_div",
+    z3.Z3_OP_MOD: "_mod",
+}
+
+
+class Undefined(Exception):
+    """A division by zero: z3 leaves its value open."""
+
+
+def _div(x: int, y: int) -> int:
+    if y == 0:
+        raise Undefined
+    return x // y if y > 0 else -(x // -y)
+
+
+def _mod(x: int, y: int) -> int:
+    return x - y * _div(x, y)
+
+
+class Unsupported(Exception):
+    """A term with an operator this evaluator does not know: ask z3."""
+
+
+def compiled(term: z3.ExprRef):
+    """``term`` as a function of a dict of variable values (missing ones are 0, as z3's
+    model completion makes them)."""
+    function = getattr(term, "_convcheck_compiled", None)
+    if function is not None:  # the same Python object asked again (a path's decisions)
+        return function
+    # Per context: z3 numbers its terms per context, and a kept term keeps its number.
+    cache = term.ctx.__dict__.setdefault("_convcheck_compiled", {})
+    key = term.get_id()
+    found = cache.get(key)
+    if found is None:
+        found = (term, _compile(term))  # the term kept alive: its id is not reused
+        cache[key] = found
+    term._convcheck_compiled = found[1]
+    return found[1]
+
+
+def _compile(term: z3.ExprRef):
+    names: dict[int, str] = {}
+    variables: set[str] = set()
+    lines: list[str] = []
+    stack = [(term, False)]
+    while stack:
+        node, ready = stack.pop()
+        key = node.get_id()
+        if key in names:
+            continue
+        children = node.children()
+        if not ready:
+            stack.append((node, True))
+            stack.extend((c, False) for c in children if c.get_id() not in names)
+            continue
+        name = f"v{len(names)}"
+        if z3.is_const(node) and node.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            variables.add(node.decl().name())
+        lines.append(f"    {name} = {_expression(node, [names[c.get_id()] for c in children])}")
+        names[key] = name
+    source = "def f(env):\n" + "\n".join(lines) + f"\n    return {names[term.get_id()]}\n"
+    scope = {"_div": _div, "_mod": _mod}
+    exec(compile(source, "<z3 term>", "exec"), scope)  # noqa: S102 - our own generated code
+    function = scope["f"]
+    function.variables = tuple(sorted(variables))
+    return function
+
+
+def _expression(node: z3.ExprRef, args: list[str]) -> str:
+    if z3.is_int_value(node):
+        return str(node.as_long())
+    if z3.is_true(node) or z3.is_false(node):
+        return str(z3.is_true(node))
+    kind = node.decl().kind()
+    if kind == z3.Z3_OP_UNINTERPRETED and not args:
+        return f"env.get({node.decl().name()!r}, 0)"
+    if kind in _NARY and args:
+        return "(" + _NARY[kind].join(args) + ")"
+    if kind in _BINARY and len(args) == 2:
+        op = _BINARY[kind]
+        return (
+            f"{op}({args[0]}, {args[1]})" if op.startswith("_") else f"({args[0]} {op} {args[1]})"
+        )
+    if kind == z3.Z3_OP_UMINUS and len(args) == 1:
+        return f"(-{args[0]})"
+    if kind == z3.Z3_OP_NOT and len(args) == 1:
+        return f"(not {args[0]})"
+    if kind == z3.Z3_OP_ITE and len(args) == 3:
+        return f"({args[1]} if {args[0]} else {args[2]})"
+    if kind == z3.Z3_OP_IMPLIES and len(args) == 2:
+        return f"((not {args[0]}) or {args[1]})"
+    raise Unsupported(str(node.decl()))
+
+
+def value(term: z3.ExprRef, env: dict[str, int]):
+    """The term's value (int or bool); raises ``Undefined`` or ``Unsupported``."""
+    return compiled(term)(env)
+
+
+def holds(conditions, env: dict[str, int]) -> bool:
+    """Every condition is true on ``env`` (in order: put the likeliest to fail first)."""
+    try:
+        return meets([compiled(c) for c in conditions], env)
+    except Unsupported:
+        return False
+
+
+class Assignment:
+    """An input as the values of the shape's variables: what a z3 model stands for, read
+    without z3 (``eval`` answers as a model does, for the code that reads models)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: dict[str, int]) -> None:
+        self.values = values
+
+    @classmethod
+    def of(cls, model: z3.ModelRef) -> Assignment:
+        values = {}
+        for d in model.decls():
+            if d.arity() == 0 and z3.is_int_value(model[d]):
+                values[d.name()] = model[d].as_long()
+        return cls(values)
+
+    def eval(self, term: z3.ExprRef, model_completion: bool = True) -> z3.ExprRef:
+        try:
+            result = value(term, self.values)
+        except (Undefined, Unsupported):
+            pairs = [(z3.Int(n, term.ctx), z3.IntVal(v, term.ctx)) for n, v in self.values.items()]
+            return z3.simplify(z3.substitute(term, *pairs))
+        if isinstance(result, bool):
+            return z3.BoolVal(result, term.ctx)
+        return z3.IntVal(result, term.ctx)
+
+    def holds(self, conditions) -> bool:
+        return holds(conditions, self.values)
+
+
+# What C's edge cases are made of: the values a person tries first, and the ones next to
+# the widths' limits (a product past int32 or int64, a size_t wrap).
+EDGES = (0, 1, 2, 3, -1, INT32_MAX, 2**31, 2**30, 2**32, 2**31 + 1, INT32_MIN, 2**16, 2**62)
+EDGES += (INT64_MAX, INT64_MIN)
+# Two variables changed at once take their values from the first few only.
+_PAIRED = EDGES[:6]
+
+
+def nearby(start: Assignment, wanted, conditions, repairs: int = 0) -> Assignment | None:
+    """An input meeting ``wanted`` and ``conditions``, found by changing one or two of the
+    variables ``wanted`` reads in ``start`` (which meets ``conditions``, a path's
+    decisions) to an edge value, a neighbour of its own, or another variable's value.
+    Most of a path's satisfiable queries are a step away from its input, and a z3 answer
+    costs 10 to 100 ms where a candidate costs microseconds. With ``repairs``, that many
+    of the candidates that meet ``wanted`` but break a condition get one more change, to
+    a variable of the first condition they break. None when nothing fits (the solver
+    decides)."""
+    try:
+        wanted = [compiled(c) for c in wanted]
+        conditions = [compiled(c) for c in conditions]
+    except Unsupported:
+        return None
+    values = start.values
+    others = sorted(set(values.values()))
+    names = sorted({n for f in wanted for n in f.variables})
+    broken = []
+    for candidate in _candidates(values, names, others):
+        if meets(wanted, candidate):
+            failed = _first_failed(conditions, candidate)
+            if failed is None:
+                return Assignment(candidate)
+            if len(broken) < repairs:
+                broken.append((candidate, failed))
+    for candidate, failed in broken:
+        for repaired in _candidates(candidate, list(failed.variables), others, pairs=False):
+            if meets(wanted, repaired) and _first_failed(conditions, repaired) is None:
+                return Assignment(repaired)
+    return None
+
+
+def _candidates(values: dict[str, int], names: list[str], others: list[int], pairs=True):
+    for name in names:
+        v = values.get(name, 0)
+        for x in (*EDGES, v + 1, v - 1, 2 * v, v // 2, *others):
+            if x != v:
+                yield {**values, name: x}
+    if pairs:
+        for a, b in combinations(names, 2):
+            for x in _PAIRED:
+                for y in _PAIRED:
+                    yield {**values, a: x, b: y}
+
+
+def meets(functions, env: dict[str, int]) -> bool:
+    try:
+        return all(f(env) for f in functions)
+    except Undefined:
+        return False
+
+
+def _first_failed(functions, env: dict[str, int]):
+    for f in functions:
+        try:
+            if not f(env):
+                return f
+        except Undefined:
+            return f
+    return None
