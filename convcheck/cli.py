@@ -8,6 +8,7 @@ exit code 1 of an uncaught exception would read as "findings".
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import sys
 import tempfile
@@ -113,11 +114,10 @@ def _unknown_ids(judges, stdout: TextIO) -> None:
 
 def _meta(args) -> dict:
     meta = {"found_by": f"convcheck {args.command}"}
+    # The installed version, without importing torch (seconds) for it.
     try:
-        import torch
-
-        meta["torch_version"] = torch.__version__
-    except ImportError:
+        meta["torch_version"] = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
         meta["torch_version"] = None
     return meta
 

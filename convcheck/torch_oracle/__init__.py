@@ -25,6 +25,7 @@ them), so both are fixed and recorded. torch is imported on first use, never by
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -159,9 +160,6 @@ class TorchJudge:
         self._pool = None
         if warm:
             self._workers().warm()
-        torch = _torch.torch_module()
-        self.private_api = _torch.has_select_conv_backend()
-        self.torch_version = str(torch.__version__)
         self._runner: ThreadPoolExecutor | None = None  # waits for the real calls
         # Reuse the oneDNN-on answer for oneDNN off where no oneDNN backend is involved
         # (``_check_both``); tests turn it off to hold the shortcut to the full runs.
@@ -172,6 +170,16 @@ class TorchJudge:
         # (a tiny convolution: 48 us against 165 us with 2). ``_call_threads``; tests
         # turn it off to hold the shortcut to the full runs.
         self.single_thread = True
+
+    # Imported at the first use, not here: a sharded campaign's parent judges nothing
+    # until it minimises, and its shards start sooner without its import of torch.
+    @functools.cached_property
+    def private_api(self) -> bool:
+        return _torch.has_select_conv_backend()
+
+    @functools.cached_property
+    def torch_version(self) -> str:
+        return str(_torch.torch_module().__version__)
 
     def settings(self) -> dict[str, Any]:
         """Everything that changes torch's verdicts here: record it with results."""
