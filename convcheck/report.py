@@ -380,7 +380,16 @@ def campaign_summary(run, args) -> str:
         + f"{stats.cases:,} cases in {explored:.1f} s"
         + f" ({stats.cases / max(explored, 1e-9):,.0f}/s)"
         + (f", minimised in {minimising:.1f} s" if run.minimized else "")
+        + _shard_failures(run)
     )
+
+
+def _shard_failures(run) -> str:
+    """Batches whose share a shard lost (it died or hung): those cases were not judged."""
+    failures = run.shard_failures
+    if not failures:
+        return ""
+    return f"; {counted(len(failures), 'shard failure')}, their cases unjudged ({failures[0]})"
 
 
 def format_campaign(run, args) -> str:

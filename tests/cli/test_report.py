@@ -143,6 +143,15 @@ def test_the_c_line_is_a_crashs_own():
     assert "conv_loops" not in row
 
 
+def test_the_summary_says_when_shards_lost_cases():
+    campaign = campaign_with(FINDINGS[2:4])
+    campaign.shard_failures = ["shard crash: SIGKILL", "shard hang: 130 s"]
+    summary = format_campaign(campaign, ARGS).splitlines()[0]
+    assert summary.endswith("; 2 shard failures, their cases unjudged (shard crash: SIGKILL)")
+    campaign.shard_failures = []
+    assert "shard" not in format_campaign(campaign, ARGS).splitlines()[0]
+
+
 def test_the_summary_keeps_judging_and_minimising_apart():
     campaign = campaign_with(FINDINGS[2:4])
     campaign.stats.cases = 800
