@@ -129,6 +129,7 @@ class _CaseBudget:
     def __init__(self, cases: int) -> None:
         self.judges = type("J", (), {"revision": "legacy", "stopped": False})()
         self.deadline = None
+        self.shards = None  # the engine makes its own cases
         self.left = cases
         self.batches: list[list] = []
 
