@@ -247,11 +247,7 @@ class Shrinker:
         """Does ``candidate`` keep the signature? If so it becomes the current case."""
         if candidate == self.current:
             return True
-        if candidate in self._rejected:
-            return False
-        self._spend()
-        if not self.keeps([candidate])[0]:
-            self._rejected.add(candidate)
+        if not self._probe(candidate):
             return False
         self.current = candidate
         self._running.shrinks += 1
@@ -430,6 +426,7 @@ class Shrinker:
         return slot.put(base, slot.value + find_integer(keeps))
 
     def _probe(self, candidate: Case) -> bool:
+        """Does ``candidate`` keep the signature? Asked once: failures are remembered."""
         if candidate in self._rejected:
             return False
         self._spend()
