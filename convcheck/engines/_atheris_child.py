@@ -131,11 +131,21 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def write_stats(path: str, run) -> None:
-    """Cases judged and when each signature was first seen, for the parent's report."""
+    """Cases judged and when each signature was first seen, for the parent's report, and
+    a case of each known signature met again: the corpus folder has only the new ones (the
+    known may be kept elsewhere, as ``ci`` keeps the reviewed corpus)."""
+    met_again = {key: run.found[key].case.to_json() for key in run.found if key in run.known}
     tmp = f"{path}.tmp"
     with open(tmp, "w") as f:
         # The times count from the parent's start (--started): they are the campaign's.
-        json.dump({"cases": run.stats.cases, "first_found": run.stats.first_found}, f)
+        json.dump(
+            {
+                "cases": run.stats.cases,
+                "first_found": run.stats.first_found,
+                "met_again": met_again,
+            },
+            f,
+        )
     os.replace(tmp, path)
 
 

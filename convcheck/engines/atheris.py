@@ -111,9 +111,11 @@ def explore(campaign, seed: int) -> None:
             return
         stats = _read_stats(work / "stats.json")
         campaign.stats.cases += stats.get("cases", 0)
+        cases = {key: Case.from_json(case) for key, case in stats.get("met_again", {}).items()}
         if findings_dir.is_dir():
-            found = corpus.load_all(findings_dir, campaign.torch_dir)
-            _adopt(campaign, found, stats.get("first_found", {}))
+            for entry in corpus.load_all(findings_dir, campaign.torch_dir):
+                cases.setdefault(entry.key, entry.case)
+        _adopt(campaign, cases, stats.get("first_found", {}))
 
 
 def log_path(campaign, work: Path) -> Path:
@@ -193,19 +195,18 @@ def _wait(child: subprocess.Popen, campaign, stats: Path) -> None:
         time.sleep(0.05)
 
 
-def _adopt(campaign, entries: list[corpus.Entry], first_found: dict[str, float]) -> None:
+def _adopt(campaign, cases: dict[str, Case], first_found: dict[str, float]) -> None:
     """The child's findings, judged again here so the campaign holds whole Findings: the
-    new ones, and the corpus's own that it met again (``first_found`` has them), which
-    the report shows as known, as it does for every engine."""
+    new ones, and the known ones it met again (``first_found`` has them), which the
+    report shows as known, as it does for every engine. ``cases``: a case of each."""
     fresh = [
-        e
-        for e in entries
-        if e.key not in campaign.found and (e.key not in campaign.known or e.key in first_found)
+        (key, case)
+        for key, case in cases.items()
+        if key not in campaign.found and (key not in campaign.known or key in first_found)
     ]
-    for entry, found in zip(fresh, campaign.judges.evaluate([e.case for e in fresh]), strict=True):
+    judged = campaign.judges.evaluate([case for _, case in fresh])
+    for (key, _), found in zip(fresh, judged, strict=True):
         for finding in found:
-            if finding.key == entry.key:
-                campaign.found[finding.key] = finding
-                campaign.stats.first_found[finding.key] = first_found.get(
-                    finding.key, campaign.stats.elapsed
-                )
+            if finding.key == key:
+                campaign.found[key] = finding
+                campaign.stats.first_found[key] = first_found.get(key, campaign.stats.elapsed)

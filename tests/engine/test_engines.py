@@ -64,15 +64,18 @@ def test_stops_at_the_case_budget_and_repeats_with_its_seed(judges, engine, shar
     assert sorted(first.found) == sorted(again.found)
 
 
-def test_findings_met_again_are_kept_as_known(judges, engine, tmp_path):
-    """A second campaign over the first one's corpus meets the same findings again: it
-    holds them (the report lists them as known) and calls none of them new."""
+@pytest.mark.parametrize("folder", ["same", "apart"])
+def test_findings_met_again_are_kept_as_known(judges, engine, tmp_path, folder):
+    """A second campaign that knows the first one's findings meets them again: it holds
+    them (the report lists them as known) and calls none of them new; also when its own
+    corpus folder is another one (``ci`` keeps the reviewed corpus apart)."""
     cases = 8 * CASES if engine == "atheris" else CASES
-    first = Campaign(judges, tmp_path, budget=Budget(cases=cases))
+    first = Campaign(judges, tmp_path / "first", budget=Budget(cases=cases))
     first.explore(engine, 3)
-    known = {key for entry in corpus.load_all(tmp_path) for key in entry.keys}
+    known = {key for entry in corpus.load_all(tmp_path / "first") for key in entry.keys}
     assert known == set(first.found)
-    again = Campaign(judges, tmp_path, known=known, budget=Budget(cases=cases))
+    where = tmp_path / ("first" if folder == "same" else "again")
+    again = Campaign(judges, where, known=known, budget=Budget(cases=cases))
     again.explore(engine, 3)
     assert sorted(again.found) == sorted(first.found)
     assert again.new_findings() == []
