@@ -20,7 +20,7 @@ from typing import TextIO
 from convcheck import engines, files, model
 from convcheck.case import Case
 from convcheck.check_ids import COMPARE, describe_unknown, load_map
-from convcheck.errors import ConvcheckError
+from convcheck.errors import ConvcheckError, InvalidCase
 from convcheck.report import counted, format_trace
 from convcheck.validation import check_positive_int, check_seconds
 
@@ -35,7 +35,16 @@ class _Parser(argparse.ArgumentParser):
 
 
 def load_case(path: str) -> Case:
-    return Case.loads(files.read_bytes(path, "case file"), source=f"case file {files.shown(path)}")
+    """A case file, or a corpus entry (whose case is the one a person wants to judge,
+    explain or shrink again)."""
+    from convcheck import corpus
+
+    data = files.read_bytes(path, "case file")
+    where = f"case file {files.shown(path)}"
+    obj = files.parse_json(data, where, InvalidCase)
+    if isinstance(obj, dict) and "format" in obj:
+        return corpus.parse(data, Path(path)).case
+    return Case.loads(data, source=where)
 
 
 def example_paths() -> list[Path]:

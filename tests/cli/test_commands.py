@@ -46,6 +46,25 @@ def legacy_corpus(tmp_path_factory):
     return folder
 
 
+def test_a_corpus_entry_is_judged_and_explained_like_its_case(legacy_corpus, tmp_path):
+    """The file a campaign wrote is what a person judges again: its case, not an error."""
+    entry = min(legacy_corpus.glob("crash-*.json"))
+    case = tmp_path / "case.json"
+    case.write_text(json.dumps(json.loads(entry.read_text())["case"]))
+
+    def same(*command):
+        (code, out, err), (code_case, out_case, _) = (
+            run(*command, path, "--revision", "legacy") for path in (entry, case)
+        )
+        assert code in (0, 1), err
+        assert (code, out.replace(str(entry), "")) == (code_case, out_case.replace(str(case), ""))
+        return code, out
+
+    code, out = same("judge", "--no-torch")
+    assert code == 1 and "native      crash" in out
+    same("explain")
+
+
 def test_a_case_budget_and_a_seed_give_the_same_findings(tmp_path):
     runs = []
     for name in ("a", "b"):
