@@ -23,7 +23,8 @@ Design rules, after Hypothesis' shrinker:
   extreme (a product that must overflow: w.size(1) 3 with groups 3074457345618258603
   becomes 2 with 2^62 once the integer passes take groups down again); and a large size
   is lowered while a parameter is raised as far as the signature allows (698369 channels
-  times a length of 3075 become 2 channels and a padding of 2^29).
+  times a length of 3075 become 2 channels and a padding of 2^29). Groups and the
+  channels that are its multiples are divided by one factor together.
 * Every pass counts its calls and its shrinks. After each round, passes that have never
   shrunk anything move to the end, so the budget goes to the passes that work.
 * The budget (calls, seconds) is checked before each candidate: a slow judge or a long
@@ -98,6 +99,16 @@ def _put_size(case: Case, v: int, name: str, d: int) -> Case:
     return case.replace(
         **{name: TensorSpec(t.sizes[:d] + (v,) + t.sizes[d + 1 :], t.dtype, t.dim_order)}
     )
+
+
+def _divide_channels(case: Case, name: str, k: int) -> Case:
+    """``case`` with tensor ``name``'s channels (a bias' only dim) divided by ``k`` where
+    they are a multiple of it."""
+    t = getattr(case, name)
+    d = 0 if name == "bias" else 1
+    if t is None or t.rank <= d or t.sizes[d] % k:
+        return case
+    return _put_size(case, t.sizes[d] // k, name, d)
 
 
 def _put_param(case: Case, v: int, name: str, i: int) -> Case:
@@ -219,6 +230,7 @@ class Shrinker:
                 self.shrink_sizes,
                 self.shrink_params,
                 self.shrink_groups,
+                self.divide_groups,
                 self.shrink_duplicates,
                 self.trade,
                 self.trade_for_params,
@@ -369,6 +381,25 @@ class Shrinker:
 
     def shrink_groups(self) -> None:
         self._shrink_integers(_groups_slots)
+
+    def divide_groups(self) -> None:
+        """Divide groups and the channels that are its multiples by one factor.
+
+        Groups cannot move alone where the channels must be its multiples: with groups 2,
+        an input of 2 channels is valid and one of 1 is not. Divided together (the input's
+        channels for a convolution; out's and the bias' for a transposed one, whose
+        output channels are w.size(1) times groups), both keep the call valid.
+        """
+        groups = self.current.groups
+        for k in dict.fromkeys((groups, 2, 3, 5, 7)):
+            if k < 2 or groups % k:
+                continue
+            for names in (("input",), ("out", "bias")):
+                case = self.current.replace(groups=groups // k)
+                for name in names:
+                    case = _divide_channels(case, name, k)
+                if self.consider(case):
+                    return
 
     def shrink_duplicates(self) -> None:
         self._shrink_integers(_equal_slots)

@@ -262,9 +262,45 @@ def test_a_large_size_is_traded_for_a_raised_parameter():
     shrinker = Shrinker(keeps_crash, max_evaluations=600)
     small = shrinker.shrink(start)
     assert {p.name: p.shrinks for p in shrinker.passes}["trade_for_params"] >= 1
-    assert small.weight.sizes == (2, 1, 1) and small.input.numel <= 2, small
+    assert small.weight.sizes == (2, 1, 1) and small.input.sizes == (1, 1, 1), small
+    assert small.groups == 1, "groups divided with the input's channels"
     assert 2**29 <= small.padding[0] < 2**30, small
     assert shrinker.evaluations <= 300
+
+
+@pytest.mark.parametrize(
+    "start, wanted, expected",
+    [
+        # two output channels, which groups 2 splits in two
+        (
+            conv(input=t(1, 6, 5), weight=t(6, 3, 3), bias=None, out=t(1, 6, 3), groups=2),
+            "weight",
+            conv(input=t(1, 1, 1), weight=t(2, 1, 1), bias=None, out=t(1, 1, 1)),
+        ),
+        # two input channels, and a bias, whose length is w.size(1) times groups
+        (
+            conv_t(input=t(1, 6, 5), weight=t(6, 3, 3), bias=t(6), out=t(1, 6, 7), groups=2),
+            "input",
+            conv_t(input=t(1, 2, 1), weight=t(2, 1, 1), bias=t(1), out=t(1, 1, 1)),
+        ),
+    ],
+    ids=["regular", "transposed"],
+)
+def test_groups_are_divided_with_the_channels_that_are_their_multiples(start, wanted, expected):
+    # Equal sizes and groups shrink as one down to 2, where groups cannot leave 2 alone,
+    # nor the channels that are its multiples.
+    def two_channels(case):
+        wrapped, _, _ = model.classify(case, "current")
+        return (
+            (case.transposed, case.bias is None) == (start.transposed, start.bias is None)
+            and wrapped.outcome.verdict == "accept"
+            and getattr(case, wanted).sizes[wanted == "input"] >= 2
+        )
+
+    assert two_channels(start)
+    shrinker = Shrinker(where(two_channels), max_evaluations=600)
+    assert shrinker.shrink(start) == expected
+    assert {p.name: p.shrinks for p in shrinker.passes}["divide_groups"] >= 1
 
 
 def test_shrinking_never_slides_to_another_bug():
