@@ -99,12 +99,16 @@ class Campaign:
         self.progress = progress
         self.known = set(known)  # signatures already in the corpus: not new
         self.found: dict[str, Finding] = {}
+        # Each kept witness's rank: the simplest, then the first in the cases' order, so
+        # that which one is kept does not depend on which shard answered first.
+        self._ranks: dict[str, tuple[int, ...]] = {}
         self.minimized: set[str] = set()
         self.minimize_seconds: dict[str, float] = {}  # key -> seconds its shrinking took
         self.stats = Stats()
         # Foreseen native crashes this campaign has confirmed (``Judges.judge``'s thrifty).
         self.confirmations: Counter = Counter()
         self._batches = 0  # judged so far: the first ones are small (``batch``)
+        self._issued = 0  # batches and shards' requests handed out, in the cases' order
         self._chunks = 0  # the random engine's chunks the shards have generated
         self.shard_failures: list[str] = []  # how shards died or hung
 
@@ -154,53 +158,94 @@ class Campaign:
     def submit(self, cases: list[Case]) -> list[list[Finding]]:
         """Judge the cases; keep every new signature at once. Returns each case's findings
         (none for a case the deadline or a stop left unjudged, which does not count)."""
+        order = self._issue()
+        per_case: list[list[Finding]]
         if self.shards is not None:
             from convcheck.shards import case_parts
 
-            per_case: list[list[Finding]] = [[] for _ in cases]
-            for i, _, found in self._judge_in_shards(case_parts(cases, self.shards.count)):
+            parts = case_parts(cases, self.shards.count)
+            judged = self.shards.judge(parts, self.confirmations, self.deadline)
+            per_case = [[] for _ in cases]
+            for i, _, found in judged.found:
                 per_case[i] = found
+            self._take_shards(order, judged)
             return per_case
-        judged = self.judges.judge(cases, self.confirmations, self.deadline)
-        per_case = [self.judges.findings(j) if j.complete else [] for j in judged]
-        found = [(j.judged_at, f) for j, f in zip(judged, per_case, strict=True) if f]
-        self._record(sum(j.complete for j in judged), found)
+        judgements = self.judges.judge(cases, self.confirmations, self.deadline)
+        per_case = [self.judges.findings(j) if j.complete else [] for j in judgements]
+        answered = enumerate(zip(judgements, per_case, strict=True))
+        found = [(i, j.judged_at, f) for i, (j, f) in answered if f]
+        self._record(order, sum(j.complete for j in judgements), found)
         return per_case
 
-    def submit_random(self, seed: int, count: int) -> None:
-        """With shards: judge the random engine's next ``count`` cases of ``seed``, which
-        the shards generate (``engines.random.chunk``)."""
-        from convcheck.shards import random_parts
+    def submit_random(self, seed: int, largest: int) -> None:
+        """With shards: judge the random engine's cases of ``seed`` until the budget is
+        spent, in chunks (``engines.random.chunk``, which the shards generate) of a few
+        cases at first, then twice as many each up to ``largest``. A shard is handed its
+        next chunk as soon as it answers one, so no shard waits for another; findings are
+        kept as each answer comes in. With a case budget and no time budget, the chunks'
+        sizes, their cases and the crashes each sees confirmed follow from the seed alone
+        (``Shards.stream``'s ``settled``): the same findings with any number of shards."""
+        out = 0  # cases handed to the shards, not answered yet
 
-        parts = random_parts(seed, self._chunks, count, self.shards.count)
-        self._chunks += len(parts)
-        self._judge_in_shards(parts)
+        def next_part() -> dict | None:
+            nonlocal out
+            if self.exhausted:
+                return None
+            size = min(largest, FIRST_BATCH << min(self._chunks, 16))
+            if self.budget.cases is not None:
+                size = min(size, self.budget.cases - self.stats.cases - out)
+            if size <= 0:
+                return None
+            part = {"random": [seed, self._chunks, size], "size": size, "order": self._issue()}
+            self._chunks += 1
+            out += size
+            return part
 
-    def _judge_in_shards(self, parts: list[dict]) -> list[tuple[int, float, list[Finding]]]:
-        judged = self.shards.judge(parts, self.confirmations, self.deadline)
+        def take(part: dict, judged) -> None:
+            nonlocal out
+            out -= part["size"]
+            self._take_shards(part["order"], judged)
+
+        settled = self.budget.seconds is None
+        self.shards.stream(next_part, take, self.confirmations, self.deadline, settled)
+
+    def _issue(self) -> int:
+        """The next batch's or request's place in the cases' order."""
+        self._issued += 1
+        return self._issued
+
+    def _take_shards(self, order: int, judged) -> None:
         self.shard_failures += judged.failures
-        # A shard that failed is started again for the next batch; its cases are lost.
+        # A shard that failed is started again; its cases are lost.
         note = f"{judged.failures[0]}, restarted" if judged.failures else ""
-        self._record(judged.complete, [(at, found) for _, at, found in judged.found], note)
-        return judged.found
+        self._record(order, judged.complete, judged.found, note)
 
     def _record(
-        self, complete: int, found: list[tuple[float, list[Finding]]], note: str = ""
+        self,
+        order: int,
+        complete: int,
+        found: list[tuple[int, float, list[Finding]]],
+        note: str = "",
     ) -> None:
-        """A batch judged: ``complete`` cases to the end, the findings of those that
-        showed any, each with when its case was judged."""
+        """A batch (or a shard's request: the ``order``-th handed out) judged: ``complete``
+        cases to the end, and for each case that showed findings its index, when it was
+        judged, and its findings."""
         self._batches += 1
         self.stats.cases += complete
-        for judged_at, findings in found:
+        for index, judged_at, findings in found:
             for finding in findings:
-                kept = self.found.get(finding.key)
+                key = finding.key
+                rank = (complexity(finding.case), order, index)
+                kept = self.found.get(key)
                 if kept is None:
                     self._keep(finding, judged_at - self.stats.started)
-                elif finding.key not in self.minimized and complexity(finding.case) < complexity(
-                    kept.case
+                    self._ranks[key] = rank
+                elif key not in self.minimized and rank < self._ranks.get(
+                    key, (complexity(kept.case),)
                 ):
                     # A simpler witness of a known finding: shrinking starts from the best.
-                    self.found[finding.key] = finding
+                    self.found[key] = finding
+                    self._ranks[key] = rank
         self._show_progress(note)
 
     def _keep(self, finding: Finding, seconds: float) -> None:

@@ -338,6 +338,39 @@ class WorkerPool:
                 if self._close_after_batch:
                     self._reset()
 
+    def stream(
+        self,
+        next_request: Callable[[], dict[str, Any] | None],
+        deliver: Callable[[int, dict[str, Any] | Crash | Hang | None], None],
+        deadline: float | None = None,
+        window: int = 2,
+    ) -> None:
+        """Requests as ``next_request`` gives them, each worker holding up to ``window``
+        (the next ones wait in its pipe, so it never waits for the parent), and each
+        result handed to ``deliver(number, result)`` as soon as it is in (numbers count
+        the requests from 0): no worker waits for another.
+
+        ``next_request`` returns None when it has nothing now; it is asked again after
+        the next result, and the stream ends when it has nothing and no request is out.
+        At a cancel or ``deadline`` the requests not finished are delivered as None. A
+        Python worker's requests only (for a pool of a ``program``, ``run``).
+        """
+        if self.spec.program is not None:
+            raise ConvcheckError("stream serves Python workers only")
+        with self._lock:
+            self._batch_thread = threading.get_ident()
+            try:
+                if not self._cancelled:
+                    _Batch(self, [], deadline, _Source(next_request, deliver, window)).run()
+            except BaseException:
+                # Ctrl-C, a worker that cannot start: no worker is left holding requests.
+                _stop_all(self._workers)
+                raise
+            finally:
+                self._batch_thread = None
+                if self._close_after_batch:
+                    self._reset()
+
     def _reset(self) -> None:
         _stop_all(self._workers)
         _stop_all(self._spares)
@@ -424,17 +457,47 @@ def _close_fds(*fds: int) -> None:
         os.close(fd)
 
 
-class _Batch:
-    """One ``run``: hands the requests to the pool's workers and collects the results."""
+@dataclass
+class _Source:
+    """Where a streaming batch (``WorkerPool.stream``) takes its requests and puts its
+    results."""
 
-    def __init__(self, pool: WorkerPool, lines: list[bytes], deadline: float | None) -> None:
+    next_request: Callable[[], dict[str, Any] | None]
+    deliver: Callable[[int, Any], None]
+    window: int
+    dry: bool = False  # it had nothing the last time: ask again after a result
+    ended: bool = False  # no worker is left to serve what it would give
+
+    def pull(self, number: int) -> bytes | None:
+        if self.dry or self.ended:
+            return None
+        request = self.next_request()
+        if request is None:
+            self.dry = True
+            return None
+        return _encode(number, request)
+
+
+class _Batch:
+    """One ``run``: hands the requests to the pool's workers and collects the results;
+    or, with a ``source``, one ``stream``."""
+
+    def __init__(
+        self,
+        pool: WorkerPool,
+        lines: list[bytes],
+        deadline: float | None,
+        source: _Source | None = None,
+    ) -> None:
         self.pool = pool
         self.deadline = float("inf") if deadline is None else deadline
         self.workers = pool._workers
-        self.lines = lines
+        self.lines = dict(enumerate(lines))
         self.results: list[Any] = [None] * len(lines)
         self.unsent = deque(range(len(lines)))
         self.left = len(lines)
+        self.source = source
+        self.pulled = 0  # requests taken from the source
         self.rss_limit_mb = pool.spec.memory_limit_mb if pool.spec.sanitized else None
         self.rss_check_at = 0.0
         self.framing = _LineFraming if pool.spec.program is None else _RecordFraming
@@ -444,34 +507,71 @@ class _Batch:
             # Died while idle: no request to blame, so just replace it.
             worker.stop()
             self.workers.remove(worker)
-        wanted = min(self.pool.jobs, self.left) > len(self.workers)
-        if wanted and self.pool._forking and not self.pool._servers:
+        jobs = self.pool.jobs if self.source is not None else min(self.pool.jobs, self.left)
+        if jobs > len(self.workers) and self.pool._forking and not self.pool._servers:
             if not self.pool._start_server(self.deadline):
                 self._abandon()
                 return self.results
-        while len(self.workers) < min(self.pool.jobs, self.left):
+        while len(self.workers) < jobs:
             self.workers.append(self.pool._start_worker())
-        while self.left:
+        while self.left or self._more():
             if self.pool._cancelled or time.monotonic() >= self.deadline:
                 self._abandon()
                 break
             self._feed()
-            self._wait()
+            if self.left or not all(worker.ready for worker in self.workers):
+                self._wait()
         return self.results
+
+    def _more(self) -> bool:
+        """A stream whose source may still give requests."""
+        return self.source is not None and not (self.source.dry or self.source.ended)
+
+    def _result(self, index: int, result: Any) -> None:
+        self.left -= 1
+        if self.source is None:
+            self.results[index] = result
+            return
+        del self.lines[index]
+        self.source.dry = False  # what it waited for may be in
+        self.source.deliver(index, result)
+
+    def _pull(self) -> bool:
+        """The source's next request, queued; False when it has none now."""
+        line = None if self.source is None else self.source.pull(self.pulled)
+        if line is None:
+            return False
+        self.lines[self.pulled] = line
+        self.unsent.append(self.pulled)
+        self.pulled += 1
+        self.left += 1
+        return True
 
     def _abandon(self) -> None:
         """Kill the workers that hold requests or are starting; the idle ones stay."""
+        unfinished = [*self.unsent]
         for worker in [w for w in self.workers if w.held or not w.ready]:
+            unfinished += worker.held
             worker.stop()
             self.workers.remove(worker)
+        self.unsent.clear()
+        if self.source is not None:
+            self.source.ended = True
+            for index in sorted(unfinished):
+                self._result(index, None)
         self.left = 0
 
     def _feed(self) -> None:
         now = time.monotonic()
-        outstanding = len(self.unsent) + sum(len(worker.held) for worker in self.workers)
-        window = min(_WINDOW, -(-outstanding // len(self.workers)))
+        if self.source is not None:
+            window = self.source.window
+        else:
+            outstanding = len(self.unsent) + sum(len(worker.held) for worker in self.workers)
+            window = min(_WINDOW, -(-outstanding // len(self.workers)))
         for worker in self.workers:
-            while worker.ready and self.unsent and len(worker.held) < window:
+            while worker.ready and len(worker.held) < window:
+                if not self.unsent and not self._pull():
+                    break
                 index = self.unsent.popleft()
                 if not worker.held:
                     worker.since = now
@@ -564,8 +664,7 @@ class _Batch:
                     report = (worker.stop() + note)[-_REPORT_LIMIT:]
                     self._replace(worker, Crash("corrupt-result", "", None, None, report))
                     return False
-                self.results[worker.held.popleft()] = result
-                self.left -= 1
+                self._result(worker.held.popleft(), result)
             elif line == b"S":
                 worker.ready = True
                 self.pool._ever_ready = True
@@ -593,25 +692,26 @@ class _Batch:
             )
         report = f"{output[-_REPORT_LIMIT // 2 :]}convcheck: no worker could restart: {reason}\n"
         failed = Crash("restart-failed", "", None, None, report)
-        for index in self.unsent:
-            self.results[index] = failed
-        self.unsent.clear()
-        self.left = 0
+        if self.source is not None:
+            self.source.ended = True
+        while self.unsent:
+            self._result(self.unsent.popleft(), failed)
 
     def _replace(self, worker: _Worker, outcome: Crash | Hang) -> None:
         """Give the stopped worker's oldest request its outcome, and its others back.
 
         A worker that held none (it died between requests) has no request to blame.
         """
-        if worker.held:
-            self.results[worker.held.popleft()] = outcome
-            self.left -= 1
+        first = worker.held.popleft() if worker.held else None
         self.unsent.extendleft(reversed(worker.held))
+        worker.held.clear()
         position = self.workers.index(worker)
-        if self.unsent:
+        if self.unsent or self._more():
             self.workers[position] = self.pool._start_worker()
         else:
             del self.workers[position]
+        if first is not None:  # last: delivering may raise, or ask for more requests
+            self._result(first, outcome)
 
 
 class _Child:

@@ -6,9 +6,9 @@ luck. So the engine first judges the solver's witnesses and width-band cases
 (``convcheck.solver.seeds``, cached on disk) when z3 is installed, then samples.
 
 With shards (``--jobs N``, N >= 2) the samples are made where they are judged: each
-chunk of a batch is a stream of its own, named by the seed and the chunk's number
-(``chunk``), so a seed gives other cases with shards than without, and the same ones for
-any number of runs with the same number of shards.
+chunk is a stream of its own, named by the seed and the chunk's number (``chunk``), so a
+seed gives other cases with shards than without, and the same ones with any number of
+shards.
 """
 
 from __future__ import annotations
@@ -56,9 +56,8 @@ def explore(campaign, seed: int, solved: bool = True) -> None:
         judges = campaign.judges
         submit_all(campaign, seed_cases(judges.revision, seconds, lambda: judges.stopped))
     if campaign.shards is not None:
-        # Each shard generates its own share: (seed, chunk) names the cases.
-        while not campaign.exhausted:
-            campaign.submit_random(seed, campaign.batch(BATCH * campaign.shards.count))
+        # Each shard generates the chunks it judges: (seed, chunk) names the cases.
+        campaign.submit_random(seed, BATCH)
         return
     stream = cases(seed)
     while not campaign.exhausted:

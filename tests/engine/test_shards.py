@@ -3,10 +3,12 @@ with the whole pipeline; the parent keeps, writes and minimises. Campaigns here 
 budget and a seed, never a time budget. (A signal stopping a sharded campaign whose
 target hangs: tests/cli/test_stopping.py.)"""
 
+import contextlib
 import os
 import signal
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -18,8 +20,8 @@ from convcheck.engines import random as random_engine
 from convcheck.errors import ConvcheckError
 from convcheck.judges import Judges
 from convcheck.known_bugs import LEGACY_BUG_CLASSES, bug_class
-from convcheck.sandbox import Crash
-from convcheck.shards import FAILURES, sizes
+from convcheck.sandbox import Crash, WorkerPool, WorkerSpec
+from convcheck.shards import FAILURES, LAG, WINDOW, sizes
 
 
 def shard_pids() -> set[int]:
@@ -83,7 +85,8 @@ def test_a_shard_killed_mid_campaign_costs_its_cases_not_the_campaign(tmp_path):
     def kill_soon(pid: int) -> None:
         # After the hook returns the next batch starts: the shard is busy with it.
         time.sleep(0.05)
-        os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):  # the campaign may have ended
+            os.kill(pid, signal.SIGKILL)
 
     def progress(cases, seconds, kinds, note):
         shards = shard_pids() - others
@@ -116,11 +119,12 @@ class DeadPool:
     """A shard pool whose every shard dies on every request."""
 
     def __init__(self):
-        self.batches = 0
+        self.requests = 0
 
-    def run(self, requests, deadline=None):
-        self.batches += not any("warm" in r for r in requests)  # not the start-up's
-        return [Crash("SIGSEGV", "", "SIGSEGV", None)] * len(requests)
+    def stream(self, next_request, deliver, deadline=None, window=2):
+        while (request := next_request()) is not None:
+            self.requests += 1
+            deliver(self.requests - 1, Crash("SIGSEGV", "", "SIGSEGV", None))
 
     def close(self):
         pass
@@ -132,6 +136,95 @@ def test_shards_that_keep_dying_end_the_campaign_with_a_clear_error():
         run.shards._pool = pool = DeadPool()
         with pytest.raises(ConvcheckError, match="shards keep failing: shard crash: SIGSEGV"):
             random_engine.explore(run, 1, solved=False)
-    assert pool.batches == FAILURES
+    assert pool.requests == FAILURES * 2
     assert run.stats.cases == 0
-    assert run.shard_failures == ["shard crash: SIGSEGV"] * 2 * (FAILURES - 1)
+    assert run.shard_failures == ["shard crash: SIGSEGV"] * FAILURES * 2
+
+
+def test_a_slow_worker_does_not_hold_up_the_others_in_a_stream(tmp_path):
+    """The first request waits until 30 others are answered: the other worker must go on
+    without it (in lockstep it would wait, and the first would give up after 120 s)."""
+    release = tmp_path / "release"
+    requests = iter([{"wait_for": str(release)}] + [{"n": n} for n in range(1, 40)])
+    answered: dict[int, dict] = {}
+
+    def deliver(number, result):
+        answered[number] = result
+        if len(answered) == 30:
+            release.touch()
+
+    spec = WorkerSpec(handler="engine._slow_handler:handle")
+    with WorkerPool(spec, jobs=2, timeout=600.0) as pool:
+        pool.stream(lambda: next(requests, None), deliver, window=WINDOW)
+    assert sorted(answered) == list(range(40))
+    assert answered[0]["released"], "the other worker waited for the slow one"
+    assert list(answered).index(0) >= 30
+    # The requests queued behind the slow one went with it; the other worker did the rest.
+    assert {r["pid"] for r in answered.values()} == {answered[0]["pid"], answered[39]["pid"]}
+
+
+class HoldingPool:
+    """Answers each request at once, except the first, which it holds (a shard on a slow
+    call) until the source has nothing more to give: each answer confirms one crash."""
+
+    def __init__(self):
+        self.seen: list[int] = []  # the confirmations each request carried, in order
+
+    def stream(self, next_request, deliver, deadline=None, window=2):
+        answer = {"complete": 1, "thrifty": [[False, "SEGV", "site", 1]]}
+        self.seen.append(self.confirmed(next_request()))
+        while (request := next_request()) is not None:
+            self.seen.append(self.confirmed(request))
+            deliver(len(self.seen) - 1, answer)
+        deliver(0, answer)  # the slow one, at last
+        while (request := next_request()) is not None:
+            self.seen.append(self.confirmed(request))
+            deliver(len(self.seen) - 1, answer)
+
+    @staticmethod
+    def confirmed(request):
+        return sum(n for *_, n in request["thrifty"])
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("settled", [True, False], ids=["case-budget", "time-budget"])
+def test_what_confirmed_crashes_a_request_carries(settled):
+    """With a case budget, request k carries exactly what requests 0 .. k - LAG - 1
+    confirmed, whatever the order of the answers, and waits for them (a slow shard holds
+    the others up only LAG requests later); with a time budget, all confirmed so far."""
+    with Judges("legacy", use_native=False, use_torch=False) as judges:
+        shards = Campaign(judges, shards=2).shards
+        shards._pool = pool = HoldingPool()
+        parts = iter([{"random": [1, k, 1], "size": 1} for k in range(3 * LAG)])
+        confirmed = Counter()
+        shards.stream(lambda: next(parts, None), lambda *_: None, confirmed, None, settled)
+    assert len(pool.seen) == 3 * LAG
+    assert sum(confirmed.values()) == 3 * LAG
+    if settled:
+        assert pool.seen == [max(0, k - LAG) for k in range(3 * LAG)]
+    else:
+        # Everything but the slow first request's, until it answered after the others.
+        assert pool.seen[: 2 * LAG] == [0, *range(2 * LAG - 1)]
+
+
+def seeded(shards: int, cases: int, seed: int, folder: Path | None = None) -> Campaign:
+    with Judges("legacy", jobs=shards, use_torch=False) as judges:
+        run = Campaign(judges, folder, budget=Budget(cases=cases), shards=shards)
+        random_engine.explore(run, seed, solved=False)
+    return run
+
+
+def test_a_seeded_case_budget_finds_the_same_with_any_number_of_shards(tmp_path):
+    """Exactly the budget is judged, and the signatures, the witness kept for each and
+    the crashes confirmed are the seed's, whichever shard answered first."""
+    runs = [seeded(2, 3001, 4, tmp_path / "a"), seeded(3, 3001, 4), seeded(2, 3001, 4)]
+    for run in runs:
+        assert run.stats.cases == 3001 and not run.shard_failures
+    witnesses = [{key: f.case for key, f in run.found.items()} for run in runs]
+    assert len(witnesses[0]) >= 10  # legacy's bugs show in 3,000 cases
+    assert witnesses[1] == witnesses[0] == witnesses[2]
+    assert runs[1].confirmations == runs[0].confirmations == runs[2].confirmations
+    written = {key for e in corpus.load_all(tmp_path / "a") for key in e.keys}
+    assert written == {f.key for f in runs[0].found.values() if f.kind != "torch-bug"}
