@@ -42,7 +42,7 @@ def rate(revision: str, seconds: float, jobs=2, native=True, torch=True, reuse=T
             judges.torch.reuse_without_onednn = reuse
         judges.evaluate([build_case(src) for _ in range(8)])  # start the workers
         confirmed, done, start = Counter(), 0, time.monotonic()
-        parent, workers = _own_cpu(), _workers_cpu()
+        parent, workers = _own_cpu(), _workers_cpu()[0]
         while time.monotonic() - start < seconds:
             judges.evaluate([build_case(src) for _ in range(256)], thrifty=confirmed)
             done += 256
@@ -50,7 +50,7 @@ def rate(revision: str, seconds: float, jobs=2, native=True, torch=True, reuse=T
         return Rate(
             done / wall,
             (_own_cpu() - parent) / done * 1e6,
-            (_workers_cpu() - workers) / done * 1e6,
+            (_workers_cpu()[0] - workers) / done * 1e6,
         )
 
 
@@ -59,13 +59,15 @@ class Rate:
     cases_per_second: float
     parent_us: float  # CPU per case of this process (generation, model, torch's checks)
     workers_us: float  # CPU per case of the descendants (shards, native, torch's real calls)
+    shards_us: float | None = None  # of which the shards' own (a sharded campaign)
 
     def describe(self) -> str:
         # Cores busy: what the machine gave this run (2 at most; less when others share it).
         cores = self.cases_per_second * (self.parent_us + self.workers_us) / 1e6
+        shards = "" if self.shards_us is None else f" (shards {self.shards_us:4.0f})"
         return (
             f"{self.cases_per_second:>8,.0f} cases/s   CPU/case: parent {self.parent_us:5.0f} us,"
-            f" workers {self.workers_us:5.0f} us   {cores:4.2f} cores"
+            f" workers {self.workers_us:5.0f} us{shards}   {cores:4.2f} cores"
         )
 
 
@@ -74,15 +76,17 @@ def _own_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _workers_cpu() -> float:
+def _workers_cpu() -> tuple[float, float]:
     """Seconds of CPU of this process's descendants: the living ones (Linux's /proc), and
-    the ones that ended (a worker a crash replaced), counted by whoever reaped them."""
+    the ones that ended (a worker a crash replaced), counted by whoever reaped them; and
+    of its living children's own (the shards of a sharded campaign, without their
+    workers)."""
     reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
-    total = reaped.ru_utime + reaped.ru_stime
+    total, children = reaped.ru_utime + reaped.ru_stime, 0.0
     tick = os.sysconf("SC_CLK_TCK")
-    pending = _children(os.getpid())
+    pending = [(pid, True) for pid in _children(os.getpid())]
     while pending:
-        pid = pending.pop()
+        pid, child = pending.pop()
         try:
             with open(f"/proc/{pid}/stat") as stat:
                 fields = stat.read().rsplit(")", 1)[1].split()
@@ -90,8 +94,9 @@ def _workers_cpu() -> float:
             continue  # it ended meanwhile (and its parent reaps it)
         # utime and stime, then the same of the children it reaped
         total += sum(int(f) for f in fields[11:15]) / tick
-        pending += _children(pid)
-    return total
+        children += child * sum(int(f) for f in fields[11:13]) / tick
+        pending += [(grandchild, False) for grandchild in _children(pid)]
+    return total, children
 
 
 def _children(pid: int) -> list[int]:
@@ -123,10 +128,14 @@ def throughput(seconds: float, revision: str) -> None:
         print(f"  {label:<20} {measured.describe()}   {ratio:6.3f} x model alone")
 
 
-def campaign_rate(revision: str, seconds: float, jobs: int, sharded: bool) -> Rate:
+def campaign_rate(
+    revision: str, seconds: float, jobs: int, sharded: bool, case_budget: bool = False
+) -> Rate:
     """Cases/s of a seeded random campaign once its batches are full size (the workers', or
     the shards', start-up left out), CPU per case of this process and of all its
-    descendants (shards, their workers) over the same span."""
+    descendants (shards, their workers) over the same span. ``case_budget``: run as a
+    case budget does (shards' requests settled, ``convcheck.shards.LAG``), else as a time
+    budget does."""
     from convcheck.engines import random as random_engine
 
     marks = []
@@ -134,17 +143,22 @@ def campaign_rate(revision: str, seconds: float, jobs: int, sharded: bool) -> Ra
     def mark(cases: int, elapsed: float, kinds: Counter, note: str) -> None:
         if cases < WARM_CASES:
             return
-        marks.append((cases, time.monotonic(), _own_cpu(), _workers_cpu()))
+        marks.append((cases, time.monotonic(), _own_cpu(), *_workers_cpu()))
         if marks[-1][1] - marks[0][1] >= seconds:
             run.budget = Budget(cases=cases)  # ends the campaign at its next batch
 
+    budget = Budget(cases=10**12 if case_budget else None)
     with Judges(revision, jobs=jobs) as judges:
-        run = Campaign(judges, progress=mark, budget=Budget(), shards=jobs if sharded else 1)
+        run = Campaign(judges, progress=mark, budget=budget, shards=jobs if sharded else 1)
         random_engine.explore(run, 99, solved=False)
-    (cases0, wall0, parent0, workers0), (cases1, wall1, parent1, workers1) = marks[0], marks[-1]
+    (cases0, wall0, parent0, workers0, shards0) = marks[0]
+    (cases1, wall1, parent1, workers1, shards1) = marks[-1]
     done = cases1 - cases0
     return Rate(
-        done / (wall1 - wall0), (parent1 - parent0) / done * 1e6, (workers1 - workers0) / done * 1e6
+        done / (wall1 - wall0),
+        (parent1 - parent0) / done * 1e6,
+        (workers1 - workers0) / done * 1e6,
+        (shards1 - shards0) / done * 1e6 if sharded else None,
     )
 
 
@@ -154,18 +168,27 @@ WARM_CASES = 3000
 
 def jobs_scaling(seconds: float, revision: str, pairs: int = 3) -> None:
     """A seeded campaign (the full pipeline) with ``--jobs 1``, with ``--jobs 2`` judged in
-    the parent as before shards, and with ``--jobs 2`` in two shards, interleaved so that a
-    change in the machine's load falls on all three."""
+    the parent as before shards, and with ``--jobs 2`` in two shards (as a time budget
+    runs them, and as a case budget does), interleaved so that a change in the machine's
+    load falls on all of them."""
     print(f"== --jobs 2 against --jobs 1, a random campaign, {revision}, {pairs} rounds")
-    ratios: dict[str, list[float]] = {"unsharded": [], "sharded": []}
+    print(f"   load before: {os.getloadavg()[0]:.2f}")
+    # (sharded, as a case budget runs)
+    variants = {
+        "unsharded": (False, False),
+        "sharded": (True, False),
+        "sharded cases": (True, True),
+    }
+    ratios: dict[str, list[float]] = {label: [] for label in variants}
     for _ in range(pairs):
         one = campaign_rate(revision, seconds, 1, sharded=False)
-        print(f"  jobs 1             {one.describe()}")
-        for label, sharded in (("unsharded", False), ("sharded", True)):
-            two = campaign_rate(revision, seconds, 2, sharded=sharded)
+        print(f"  jobs 1               {one.describe()}")
+        for label, (sharded, case_budget) in variants.items():
+            two = campaign_rate(revision, seconds, 2, sharded, case_budget)
             ratio = two.cases_per_second / one.cases_per_second
             ratios[label].append(ratio)
-            print(f"  jobs 2 {label:<11} {two.describe()}   {ratio:5.2f} x jobs 1")
+            print(f"  jobs 2 {label:<13} {two.describe()}   {ratio:5.2f} x jobs 1")
+        print(f"   load: {os.getloadavg()[0]:.2f}")
     for label, measured in ratios.items():
         print(f"  median jobs 2 {label}: {statistics.median(measured):.2f} x jobs 1")
 
@@ -205,11 +228,12 @@ def main() -> None:
     parser.add_argument("--revision", default="current")
     parser.add_argument("--cases", type=int, default=2000, help="the minimising campaign's")
     parser.add_argument("--only", choices=["throughput", "jobs", "minimising", "judge"])
+    parser.add_argument("--rounds", type=int, default=3, help="of the --jobs comparison")
     args = parser.parse_args()
     if args.only in (None, "throughput"):
         throughput(args.seconds, args.revision)
     if args.only in (None, "jobs"):
-        jobs_scaling(args.seconds, args.revision)
+        jobs_scaling(args.seconds, args.revision, args.rounds)
     if args.only in (None, "minimising"):
         minimising(args.cases)
     if args.only in (None, "judge"):

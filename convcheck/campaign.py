@@ -206,7 +206,7 @@ class Campaign:
             out -= part["size"]
             self._take_shards(part["order"], judged)
 
-        settled = self.budget.seconds is None
+        settled = self.budget.seconds is None and self.budget.cases is not None
         self.shards.stream(next_part, take, self.confirmations, self.deadline, settled)
 
     def _issue(self) -> int:

@@ -69,9 +69,9 @@ WINDOW = 2
 FAILURES = 3
 # A case budget's requests are deterministic: request k carries the crashes confirmed by
 # requests 0 .. k - LAG - 1 (and before the stream), and is not sent until they have all
-# answered. A shard that is LAG requests behind the others (one slow call) holds them up,
-# not one that is a request or two behind.
-LAG = 16
+# answered. Twice what two shards hold: the others run that far ahead of a slow shard
+# before they wait for it; the smaller, the sooner a confirmed crash's copies are skipped.
+LAG = 8
 
 
 @dataclass
