@@ -140,18 +140,20 @@ class Shards:
         not depend on which shard judged which part, or when; else all confirmed so far.
         """
         confirmed = _Confirmed(thrifty, settled)
-        sent: dict[int, dict[str, Any]] = {}
+        # The parts sent and not answered yet, by number (the pool numbers them in order).
+        out: dict[int, dict[str, Any]] = {}
 
         def next_request() -> dict[str, Any] | None:
-            view = confirmed.view(len(sent))
+            number = len(out) + confirmed.answered
+            view = confirmed.view(number)
             part = None if view is None else next_part()
             if part is None:
                 return None
-            sent[len(sent)] = part
+            out[number] = part
             return {**part, "thrifty": view, "deadline": deadline, "slice": self.slice}
 
         def deliver(number: int, answer: dict[str, Any] | Crash | Hang | None) -> None:
-            part, judged = sent[number], Judged()
+            part, judged = out.pop(number), Judged()
             if isinstance(answer, dict):
                 self._failing = 0
                 confirmed.add(number, self._take(answer, judged))
@@ -212,8 +214,10 @@ class _Confirmed:
         self.seen = thrifty.copy()  # settled: what request ``folded + LAG`` sees
         self.folded = 0
         self.answers: dict[int, Counter] = {}  # settled: not folded into ``seen`` yet
+        self.answered = 0  # requests answered (or lost)
 
     def add(self, number: int, confirmed: Counter) -> None:
+        self.answered += 1
         self.thrifty.update(confirmed)
         if self.settled:
             self.answers[number] = confirmed
@@ -285,7 +289,8 @@ def start(config: dict[str, Any]) -> None:
 
 
 def judge(request: dict[str, Any]) -> dict[str, Any]:
-    """In the shard: one part of a batch, judged in full."""
+    """In the shard: one request's cases (a chunk of the random engine, or a part of a
+    batch), judged in full."""
     from convcheck.engines import random as random_engine
 
     judges = _JUDGES

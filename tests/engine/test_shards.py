@@ -122,7 +122,7 @@ class DeadPool:
         self.requests = 0
 
     def stream(self, next_request, deliver, deadline=None, window=2):
-        while (request := next_request()) is not None:
+        while next_request() is not None:
             self.requests += 1
             deliver(self.requests - 1, Crash("SIGSEGV", "", "SIGSEGV", None))
 
