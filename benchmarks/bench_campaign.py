@@ -24,6 +24,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -60,14 +61,19 @@ class Rate:
     parent_us: float  # CPU per case of this process (generation, model, torch's checks)
     workers_us: float  # CPU per case of the descendants (shards, native, torch's real calls)
     shards_us: float | None = None  # of which the shards' own (a sharded campaign)
+    # Of samples, the share in which a shard and its workers had no thread running or
+    # ready to run (waiting for the parent, or for another shard): what the load barely
+    # changes, unlike the rate.
+    shards_idle: float | None = None
 
     def describe(self) -> str:
         # Cores busy: what the machine gave this run (2 at most; less when others share it).
         cores = self.cases_per_second * (self.parent_us + self.workers_us) / 1e6
         shards = "" if self.shards_us is None else f" (shards {self.shards_us:4.0f})"
+        idle = "" if self.shards_idle is None else f"   shards idle {self.shards_idle:4.1%}"
         return (
             f"{self.cases_per_second:>8,.0f} cases/s   CPU/case: parent {self.parent_us:5.0f} us,"
-            f" workers {self.workers_us:5.0f} us{shards}   {cores:4.2f} cores"
+            f" workers {self.workers_us:5.0f} us{shards}   {cores:4.2f} cores{idle}"
         )
 
 
@@ -97,6 +103,49 @@ def _workers_cpu() -> tuple[float, float]:
         children += child * sum(int(f) for f in fields[11:13]) / tick
         pending += [(grandchild, False) for grandchild in _children(pid)]
     return total, children
+
+
+class IdleShards:
+    """Samples, in a thread, how often each shard (a child of this process) and its
+    workers have no thread in state R (running or ready to run)."""
+
+    def __init__(self) -> None:
+        self.samples = self.idle = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            self._stop.set()
+            self._thread.join()
+
+    @property
+    def share(self) -> float:
+        return self.idle / max(1, self.samples)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.003):
+            for shard in _children(os.getpid()):
+                self.samples += 1
+                self.idle += not any(_running(pid) for pid in [shard, *_children(shard)])
+
+
+def _running(pid: int) -> bool:
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/stat") as stat:
+                if stat.read().rpartition(")")[2].split()[0] == "R":
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 def _children(pid: int) -> list[int]:
@@ -139,18 +188,24 @@ def campaign_rate(
     from convcheck.engines import random as random_engine
 
     marks = []
+    idle = IdleShards()
 
     def mark(cases: int, elapsed: float, kinds: Counter, note: str) -> None:
         if cases < WARM_CASES:
             return
         marks.append((cases, time.monotonic(), _own_cpu(), *_workers_cpu()))
+        if len(marks) == 1 and sharded:
+            idle.start()
         if marks[-1][1] - marks[0][1] >= seconds:
-            run.budget = Budget(cases=cases)  # ends the campaign at its next batch
+            run.budget = Budget(cases=cases)  # ends the campaign at its next request
 
     budget = Budget(cases=10**12 if case_budget else None)
     with Judges(revision, jobs=jobs) as judges:
         run = Campaign(judges, progress=mark, budget=budget, shards=jobs if sharded else 1)
-        random_engine.explore(run, 99, solved=False)
+        try:
+            random_engine.explore(run, 99, solved=False)
+        finally:
+            idle.stop()
     (cases0, wall0, parent0, workers0, shards0) = marks[0]
     (cases1, wall1, parent1, workers1, shards1) = marks[-1]
     done = cases1 - cases0
@@ -159,6 +214,7 @@ def campaign_rate(
         (parent1 - parent0) / done * 1e6,
         (workers1 - workers0) / done * 1e6,
         (shards1 - shards0) / done * 1e6 if sharded else None,
+        idle.share if sharded else None,
     )
 
 
