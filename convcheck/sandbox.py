@@ -323,20 +323,10 @@ class WorkerPool:
             lines = [_encode(index, request) for index, request in enumerate(requests)]
         else:
             lines = [_RecordFraming.encode(i, request) for i, request in enumerate(requests)]
-        with self._lock:
-            self._batch_thread = threading.get_ident()
-            try:
-                if self._cancelled:
-                    return [None] * len(lines)
-                return _Batch(self, lines, deadline).run()
-            except BaseException:
-                # Ctrl-C, a worker that cannot start: no worker is left holding requests.
-                _stop_all(self._workers)
-                raise
-            finally:
-                self._batch_thread = None
-                if self._close_after_batch:
-                    self._reset()
+        with self._running():
+            if self._cancelled:
+                return [None] * len(lines)
+            return _Batch(self, lines, deadline).run()
 
     def stream(
         self,
@@ -357,11 +347,17 @@ class WorkerPool:
         """
         if self.spec.program is not None:
             raise ConvcheckError("stream serves Python workers only")
+        with self._running():
+            if not self._cancelled:
+                _Batch(self, [], deadline, _Source(next_request, deliver, window)).run()
+
+    @contextmanager
+    def _running(self) -> Iterator[None]:
+        """The pool held by one batch (``run`` or ``stream``) in this thread."""
         with self._lock:
             self._batch_thread = threading.get_ident()
             try:
-                if not self._cancelled:
-                    _Batch(self, [], deadline, _Source(next_request, deliver, window)).run()
+                yield
             except BaseException:
                 # Ctrl-C, a worker that cannot start: no worker is left holding requests.
                 _stop_all(self._workers)
