@@ -128,7 +128,7 @@ class IdleShards:
 
     def _sample(self) -> None:
         # Seldom: the sampling is CPU of this process, taken from the shards.
-        while not self._stop.wait(0.02):
+        while not self._stop.wait(0.05):
             for shard in _children(os.getpid()):
                 self.samples += 1
                 self.idle += not any(_running(pid) for pid in [shard, *_children(shard)])
