@@ -4,8 +4,9 @@ A campaign's rate follows the machine's load; the CPU a stage costs per case bar
 Each stage runs in this process, on this thread, over the same cases, best of ``--repeat``
 (thread CPU time, so other threads and processes do not count): generation, the model
 (C and exact), torch's check path as a campaign runs it (oneDNN on, off where it matters,
-the real calls' thread count), the native judge's request records, and a whole batch
-through ``Judges`` (model, native, torch, findings) with the CPU of its workers.
+the real calls' thread count), the native judge's request records, the findings on every
+judge's foreseen answers; then the same cases in batches through ``Judges`` (model,
+native, torch, findings) with the CPU of its workers.
 
 To compare two versions of the code, run this in each one's tree, alternating, on the
 same seed: the stages are the same work on the same cases.
@@ -17,13 +18,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench_torch import _cpu  # noqa: E402  (this folder: the script's own)
 
 from convcheck import model  # noqa: E402
 from convcheck.generate import RandomSource, build_case  # noqa: E402
@@ -40,32 +42,8 @@ def _best(stage, cases, repeat: int) -> float:
     return best / len(cases) * 1e6
 
 
-def _workers_cpu() -> float:
-    """CPU seconds of this process's descendants, living (``/proc``) and reaped."""
-    reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
-    total = reaped.ru_utime + reaped.ru_stime
-    tick = os.sysconf("SC_CLK_TCK")
-    pending = [os.getpid()]
-    while pending:
-        pid = pending.pop()
-        for task in os.listdir(f"/proc/{pid}/task") if os.path.isdir(f"/proc/{pid}") else ():
-            try:
-                with open(f"/proc/{pid}/task/{task}/children") as children:
-                    kids = [int(k) for k in children.read().split()]
-            except OSError:
-                continue
-            for kid in kids:
-                try:
-                    with open(f"/proc/{kid}/stat") as stat:
-                        fields = stat.read().rsplit(")", 1)[1].split()
-                except OSError:
-                    continue
-                total += sum(int(f) for f in fields[11:15]) / tick
-                pending.append(kid)
-    return total
-
-
 def stages(count: int, seed: int, revision: str, repeat: int) -> None:
+    from convcheck.judges import Judges
     from convcheck.native import wire
     from convcheck.outcome import ACCEPT
     from convcheck.torch_oracle import TorchJudge, _is_small
@@ -87,11 +65,17 @@ def stages(count: int, seed: int, revision: str, repeat: int) -> None:
         torch._checks_verdict(*checked)
 
     torch_checks(cases[0])  # torch imported and its first call made, outside the timing
+    with Judges(revision, jobs=1) as judges:
+        # Every judge's answer as the cheap judges foresee it (no worker is asked): the
+        # findings step's input, with the kernel's and torch's outcomes filled in.
+        foreseen = {id(case): judges.predict(case) for case in cases}
+        findings = _best(lambda c: judges.findings(foreseen[id(c)]), cases, repeat)
     rows = [
         ("generation (build_case)", generation),
         ("model + exact (classify)", _best(lambda c: model.classify(c, revision), cases, repeat)),
         ("torch check path + verdict", _best(torch_checks, cases, repeat)),
         ("native request records", _best(lambda c: wire.encode(c, False), cases, repeat)),
+        ("findings (foreseen outcomes)", findings),
     ]
     print(f"== CPU per case by stage, {count} cases of seed {seed}, {revision}, best of {repeat}")
     for label, micros in rows:
@@ -108,14 +92,14 @@ def pipeline(count: int, seed: int, revision: str) -> None:
     with Judges(revision, jobs=2) as judges:
         judges.evaluate(batches[0][:8])  # the workers started
         confirmed: Counter = Counter()
-        thread, process, workers = time.thread_time(), time.process_time(), _workers_cpu()
-        wall = time.monotonic()
+        thread, (process, workers), wall = time.thread_time(), _cpu(), time.monotonic()
         for batch in batches:
             judges.evaluate(batch, thrifty=confirmed)
         wall = time.monotonic() - wall
         thread = (time.thread_time() - thread) / count * 1e6
-        process = (time.process_time() - process) / count * 1e6
-        workers = (_workers_cpu() - workers) / count * 1e6
+        process_now, workers_now = _cpu()
+        process = (process_now - process) / count * 1e6
+        workers = (workers_now - workers) / count * 1e6
     print(
         f"== all judges, jobs=2: {count / wall:,.0f} cases/s; CPU per case: main thread "
         f"{thread:.0f} us, parent {process:.0f} us, workers {workers:.0f} us, "
