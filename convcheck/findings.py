@@ -264,6 +264,8 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
         or kernel is None
         or kernel.verdict not in (ACCEPT, REJECT)
         or torch_outcome.verdict not in (ACCEPT, REJECT)
+        # Both reject (most calls): no finding below, whatever the difference table says.
+        or kernel.verdict == torch_outcome.verdict == REJECT
     ):
         return found
     if kernel.verdict == ACCEPT and _torch_inconsistent(verdict):

@@ -69,6 +69,11 @@ class Op(NamedTuple):
     flag: str  # "" or "UB: <kind>" or "narrowed" or "wrapped"
 
 
+# ``Op(...)`` without the Python frame of the named tuple's generated ``__new__``: the
+# trace gets one Op per operation, the model's most frequent allocation.
+_new_tuple = tuple.__new__
+
+
 def _wrap(value: int, bits: int) -> int:
     value &= (1 << bits) - 1
     return value - (1 << bits) if value >> (bits - 1) else value
@@ -89,7 +94,7 @@ def _signed_operator(symbol: str, compute: Callable[[int, int], int], bits: int)
     def method(self: Arith, a: int, b: int, site: str) -> int:
         value = compute(a, b)
         if low <= value <= high:
-            self.trace.append(Op(site, f"{a} {symbol} {b}", value, ""))
+            self.trace.append(_new_tuple(Op, (site, f"{a} {symbol} {b}", value, "")))
             return value
         return self._signed(site, f"{a} {symbol} {b}", value, bits, a, b)
 
@@ -122,15 +127,12 @@ class Arith:
         # trace, so a run that never sets it is its own run under the other arithmetic.
         self.left_width = False
 
-    def begin_step(self) -> None:
-        self.step_index += 1
-
     # -- recording -----------------------------------------------------------------
     def _ub(self, site: str, kind: str, *operands: int) -> None:
         self.ub.append(UbEvent(site, kind, operands, self.step_index))
 
     def _op(self, site: str, text: str, result: int, flag: str = "") -> int:
-        self.trace.append(Op(site, text, result, flag))
+        self.trace.append(_new_tuple(Op, (site, text, result, flag)))
         return result
 
     def _signed(self, site, text, exact_value, bits, *operands):

@@ -10,7 +10,7 @@ rejects it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from convcheck.case import Case
 from convcheck.fixedint import (
@@ -118,7 +118,10 @@ def classify(
     if arith.left_width:
         exact = run(case, revision, exact=True)
     else:
-        exact = replace(wrapped, exact=True)
+        # ``replace(wrapped, exact=True)``, without its walk over the fields
+        exact = ModelRun(
+            revision, True, wrapped.outcome, wrapped.ub, wrapped.narrowing, wrapped.steps
+        )
     return wrapped, exact, compare(wrapped, exact)
 
 

@@ -48,6 +48,8 @@ class Call:
 
 
 Step = Callable[[Call, Arith], None]
+# ``StepTrace(...)`` without the Python frame of the named tuple's generated ``__new__``.
+_new_tuple = tuple.__new__
 
 
 class StepTrace(NamedTuple):
@@ -95,8 +97,8 @@ def run_steps(
     trace = arith.trace
     traces: list[StepTrace] = []
     outcome = None
-    for step, name, in_loops, passed in _plan(tuple(steps), loop_steps):
-        arith.begin_step()
+    for index, (step, name, in_loops, passed) in enumerate(_plan(tuple(steps), loop_steps)):
+        arith.step_index = index  # the step its events record
         first_op = len(trace)
         try:
             step(call, arith)
@@ -111,7 +113,7 @@ def run_steps(
                 traces.append(passed)
                 continue
             result = "ok"
-        traces.append(StepTrace(name, tuple(trace[first_op:]), result, in_loops))
+        traces.append(_new_tuple(StepTrace, (name, tuple(trace[first_op:]), result, in_loops)))
         if outcome is not None:
             break
     if outcome is None:

@@ -333,12 +333,15 @@ class TorchJudge:
         code either way. So where oneDNN on picks no oneDNN backend, the answer with it
         off is the same answer (memoised on the backend, which is what the verdict
         depends on), and the second run, half of the check path's time, is skipped.
-        ``tests/torch`` holds the shortcut equal to running both.
+        Where it runs, it asks torch again on the arguments the first made. ``tests/torch``
+        holds both shortcuts equal to running both afresh.
         """
         on = check_path(case, threads=self.threads, onednn=True, private=self.private_api)
         if self.reuse_without_onednn and on.backend not in ONEDNN_BACKENDS:
             return on, on
-        off = check_path(case, threads=self.threads, onednn=False, private=self.private_api)
+        off = check_path(
+            case, threads=self.threads, onednn=False, private=self.private_api, again=on
+        )
         return on, off
 
     def _real_verdict(

@@ -55,24 +55,44 @@ class CheckResult:
     outcome: Outcome
     backend: str  # "" when rejected before a backend was chosen
     error: str = ""  # the exception type torch raises, "" when accepted
-    # The backend ATen picks for the same call with other settings (threads, oneDNN): the
-    # call's arguments asked again, not made again. None when the choice was not made on
-    # torch's own C++ (rejected before it, or the Python fallback): ``backend_choice``.
-    choose: Callable[[int, bool], str] | None = field(default=None, compare=False, repr=False)
+    # ``_select_conv_backend``'s arguments as the check path made them (zero-stride tensors,
+    # the four lists, transposed, groups): a function of the case alone. None when the
+    # choice was not made on torch's own C++ (rejected before it, or the Python fallback).
+    arguments: tuple | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def choose(self) -> Callable[[int, bool], str] | None:
+        """The backend ATen picks for the same call with other settings (threads, oneDNN):
+        the call's arguments asked again, not made again (``backend_choice``)."""
+        if self.arguments is None:
+            return None
+        return functools.partial(_choice_again, self.arguments)
 
 
 def check_path(
-    case: Case, *, threads: int, onednn: bool = True, private: bool | None = None
+    case: Case,
+    *,
+    threads: int,
+    onednn: bool = True,
+    private: bool | None = None,
+    again: CheckResult | None = None,
 ) -> CheckResult:
     """ATen's verdict on ``case`` with ``threads`` threads and oneDNN on or off.
 
     ``private``: use ``torch._C._select_conv_backend`` (None: when this torch has it).
+    ``again``: the check path's result on the same case with other settings, whose
+    arguments (when it made them) are asked again instead of made again.
     """
     if private is None:
         private = _torch.has_select_conv_backend()
     a = AtenWrapping()
     holder: dict[str, str] = {"backend": ""}
-    arguments: list[tuple] = []
+    # Asking again on the same arguments is asking afresh: ``_select_conv_backend`` reads
+    # its arguments (sizes, dtypes and strides of the three tensors, the four lists,
+    # transposed, groups), made from the case alone, and torch's global state, of which
+    # only the thread count and oneDNN's flag change in this process (``settings``, given
+    # with each question). tests/torch holds the two equal.
+    arguments: list[tuple] = [again.arguments] if again and again.arguments and private else []
     error = ""
     try:
         outcome = Outcome.accept(_run(case, a, threads, onednn, private, holder, arguments))
@@ -81,13 +101,7 @@ def check_path(
         error = e.error
     except PredictedCrash as c:
         outcome = Outcome.crashed(PREDICTED_CRASH, c.site, detail=c.detail)
-    # Asking again on the same arguments is asking afresh: ``_select_conv_backend`` reads
-    # its arguments (sizes, dtypes and strides of the three tensors, the four lists,
-    # transposed, groups), made from the case alone, and torch's global state, of which
-    # only the thread count and oneDNN's flag change in this process (``settings``, given
-    # with each question). tests/torch holds the two equal.
-    choose = functools.partial(_choice_again, arguments[0]) if arguments else None
-    return CheckResult(outcome, holder["backend"], error, choose)
+    return CheckResult(outcome, holder["backend"], error, arguments[0] if arguments else None)
 
 
 def creation_problem(case: Case) -> str | None:
@@ -119,16 +133,20 @@ def backend_choice(
 
 def _select(case, a, threads, onednn, private, arguments: list | None = None) -> AtenCall:
     """Steps 1-3: the call as ATen sees it, its backend chosen. ``arguments`` gets the
-    private API's arguments, once made."""
-    problem = creation_problem(case)
-    if problem is not None:
-        raise TorchError(problem)
+    private API's arguments, once made; when it holds them already (made for the same
+    case: it passed the checks that make them), they are asked again."""
+    made = arguments[0] if arguments else None
+    if made is None:
+        problem = creation_problem(case)
+        if problem is not None:
+            raise TorchError(problem)
     call = aten_call(case, a, threads, onednn)
     if private:
-        made = _private_arguments(call)
+        if made is None:
+            made = _private_arguments(call)
+            if arguments is not None:
+                arguments.append(made)
         call.backend = _ask_private(made, threads, onednn)
-        if arguments is not None:
-            arguments.append(made)
     else:
         from convcheck.torch_oracle._fallback import select_backend
 

@@ -111,8 +111,10 @@ def onednn_support() -> dict[str, bool]:
 def settings(threads: int, onednn: bool) -> _Settings:
     """Run with a thread count and oneDNN on or off; restore both afterwards.
 
-    ``torch.backends.mkldnn.enabled`` is set directly: ``mkldnn.flags()`` also touches
-    TF32 and warns on every use.
+    oneDNN's flag is read and set through torch's C++ accessors, as
+    ``torch.backends.mkldnn.enabled`` does (``mkldnn.flags()`` also touches TF32 and warns
+    on every use), without its Python descriptor: a tenth of the time, and the check
+    path reads it twice a question.
     """
     return _Settings(threads, onednn)
 
@@ -128,20 +130,24 @@ class _Settings:
 
     def __enter__(self) -> None:
         torch = torch_module()
-        self.old = old_threads, old_onednn = torch.get_num_threads(), torch.backends.mkldnn.enabled
+        self.old = old_threads, old_onednn = torch.get_num_threads(), _onednn_enabled()
         # Set only what differs: the check path runs this once or twice a case.
         if old_threads != self.threads:
             torch.set_num_threads(self.threads)
         if old_onednn != self.onednn:
-            torch.backends.mkldnn.enabled = self.onednn
+            torch._C._set_mkldnn_enabled(self.onednn)
 
     def __exit__(self, *exc_info: object) -> None:
         torch = torch_module()
         old_threads, old_onednn = self.old
-        if torch.backends.mkldnn.enabled != old_onednn:
-            torch.backends.mkldnn.enabled = old_onednn
+        if _onednn_enabled() != old_onednn:
+            torch._C._set_mkldnn_enabled(old_onednn)
         if torch.get_num_threads() != old_threads:
             torch.set_num_threads(old_threads)
+
+
+def _onednn_enabled() -> bool:
+    return torch_module()._C._get_mkldnn_enabled()
 
 
 def empty_like_spec(spec: TensorSpec) -> Any:
@@ -193,12 +199,27 @@ _VALUES_AT_LEAST = 4096  # the torch judge's small tensors, so one sequence serv
 
 
 def zero_stride_tensor(sizes, dtype: str) -> Any:
-    """A tensor of any sizes over one element: shape checks see it, nothing allocates."""
-    scalar = _SCALARS.get(dtype)
-    if scalar is None:
-        # One element per dtype, shared: nothing ever writes through these views.
-        scalar = _SCALARS[dtype] = torch_module().empty((), dtype=torch_dtype(dtype))
-    return scalar.expand(list(sizes))
+    """A tensor of any sizes over one element: shape checks see it, nothing allocates.
+
+    Kept by sizes and dtype: nothing writes through these views (they are only
+    ``_select_conv_backend``'s arguments), and a campaign's calls share most of their
+    shapes (three in four after 20,000 cases), so a dictionary look-up replaces most of
+    ``expand``'s trip through the dispatcher.
+    """
+    key = (tuple(sizes), dtype)
+    tensor = _ZERO_STRIDE.get(key)
+    if tensor is None:
+        scalar = _SCALARS.get(dtype)
+        if scalar is None:
+            # One element per dtype, shared.
+            scalar = _SCALARS[dtype] = torch_module().empty((), dtype=torch_dtype(dtype))
+        tensor = scalar.expand(list(sizes))
+        if len(_ZERO_STRIDE) >= _ZERO_STRIDE_KEPT:
+            _ZERO_STRIDE.clear()
+        _ZERO_STRIDE[key] = tensor
+    return tensor
 
 
 _SCALARS: dict[str, Any] = {}
+_ZERO_STRIDE: dict[tuple[tuple[int, ...], str], Any] = {}
+_ZERO_STRIDE_KEPT = 8192  # views of one scalar each: a few hundred bytes apiece

@@ -27,6 +27,7 @@ from array import array
 from typing import Any
 
 from convcheck.case import TensorSpec
+from convcheck.torch_oracle._torch import settings
 
 _STATE: dict[str, Any] = {}
 PARAMS = ("stride", "padding", "dilation", "transposed", "output_padding", "groups")
@@ -107,20 +108,13 @@ def _call(
         return tensors
     torch = _STATE["torch"]
     stride, padding, dilation, transposed, output_padding, groups = packed[3:]
-    old = torch.backends.mkldnn.enabled, torch.get_num_threads()
-    torch.backends.mkldnn.enabled = bool(onednn)
-    if threads != old[1]:
-        torch.set_num_threads(int(threads))
     try:
-        out = torch.ops.aten.convolution.default(
-            *tensors, stride, padding, dilation, transposed, output_padding, groups
-        )
+        with settings(int(threads), bool(onednn)):
+            out = torch.ops.aten.convolution.default(
+                *tensors, stride, padding, dilation, transposed, output_padding, groups
+            )
     except Exception as e:  # everything torch raises is its verdict
         return {"verdict": "reject", "error": type(e).__name__, "message": str(e)}
-    finally:
-        torch.backends.mkldnn.enabled = old[0]
-        if threads != old[1]:
-            torch.set_num_threads(old[1])
     answer: dict[str, Any] = {
         "verdict": "accept",
         "sizes": list(out.shape),

@@ -1,8 +1,9 @@
 """The torch judge's speed shortcuts against the plain way, on generated cases (a seed and
-a count each): asking torch's backend choice again on the check path's arguments equals
-choosing afresh; a worker's tensors, made once for a case's two calls from value
-sequences made once, give the same answers as tensors made for each call and hold
-``convcheck.values``' values."""
+a count each): asking torch's backend choice, or the whole check path, again on the check
+path's arguments equals choosing afresh; a worker's tensors, made once for a case's two
+calls from value sequences made once, give the same answers as tensors made for each call
+and hold ``convcheck.values``' values; the check path's zero-stride tensors, kept by
+shape, are the shapes asked for."""
 
 from __future__ import annotations
 
@@ -55,6 +56,12 @@ def test_asking_again_on_the_check_paths_arguments_equals_choosing_afresh():
             for t, o in SETTINGS:
                 again = backend_choice(case, threads=t, onednn=o, private=True, checked=checked)
                 assert again == fresh[t, o], (case.dumps(), (threads, onednn), (t, o))
+            # The whole check path under other settings, on the arguments this one made:
+            # the fresh run's verdict, backend and exception type.
+            for t, o in SETTINGS:
+                reused = check_path(case, threads=t, onednn=o, private=True, again=checked)
+                afresh = check_path(case, threads=t, onednn=o, private=True)
+                assert reused == afresh, (case.dumps(), (threads, onednn), (t, o))
     assert asked >= len(cases), "too few choices asked again"
     assert differ >= 10, "too few cases whose backend depends on the thread count"
     assert (torch.get_num_threads(), torch.backends.mkldnn.enabled) == before
@@ -161,3 +168,19 @@ def test_the_check_paths_arithmetic_equals_wrapping_with_its_events():
             got, want = getattr(fast, name)(a, b, "site"), getattr(plain, name)(a, b, "site")
             assert got == want, (name, a, b)
         assert (fast.ub, fast.left_width) == (plain.ub, plain.left_width), (a, b)
+
+
+def test_zero_stride_tensors_kept_by_shape_are_the_asked_shape_over_one_element(monkeypatch):
+    """The check path's zero-stride tensors are kept by sizes and dtype: each one kept or
+    made has the sizes and dtype asked for, every stride 0 and one element of memory,
+    and the dictionary that keeps them stays within its bound."""
+    monkeypatch.setattr(_torch, "_ZERO_STRIDE_KEPT", 16)
+    monkeypatch.setattr(_torch, "_ZERO_STRIDE", {})
+    shapes = [(n, c, 2**31 - 1, w) for n in (0, 1, 5) for c in (1, 3) for w in (1, 2**20)]
+    for dtype in ("float32", "bfloat16", "int64", "bool"):
+        for sizes in shapes * 2:  # the second time, most come from the dictionary
+            t = _torch.zero_stride_tensor(list(sizes), dtype)
+            assert tuple(t.shape) == sizes and t.dtype == _torch.torch_dtype(dtype)
+            assert set(t.stride()) == {0}
+            assert t.untyped_storage().nbytes() == t.element_size()
+            assert len(_torch._ZERO_STRIDE) <= 16
