@@ -24,7 +24,9 @@ from convcheck.case import Case
 from convcheck.fixedint import INT64_MAX
 from convcheck.outcome import ACCEPT
 from convcheck.solver import cache, limits
+from convcheck.solver.concrete import Assignment
 from convcheck.solver.explore import Inputs, Shape, describe_path, explore, shapes
+from convcheck.solver.minimise import NATURAL, objectives, smallest
 from convcheck.solver.symbolic import (
     EXACT_DIFFERS,
     NUMEL_OVERFLOW,
@@ -35,8 +37,6 @@ from convcheck.solver.symbolic import (
     WRAP,
 )
 
-# The value of an argument a person writes when it does not matter.
-_NATURAL = {"stride": 1, "padding": 0, "dilation": 1, "output_padding": 0, "groups": 1}
 # A worse status wins when a site's paths are summed up.
 _RANK = {PROVEN: 0, UNKNOWN: 1, WITNESS: 2}
 
@@ -192,6 +192,7 @@ class _Witness:
 
     prefix: tuple[bool, ...]
     case: Case  # the input the path found
+    values: dict[str, int]  # the same input, as the values of the shape's variables
     query: str  # the path's decisions and then the site's condition, as SMT-LIB
 
 
@@ -221,7 +222,9 @@ def _explore_shape(revision: str, shape: Shape, rlimit: int, deadline) -> _Explo
                 query = z3.Solver()
                 query.add(*q.decisions, q.condition)
                 case = path.inputs.concrete_case(q.witness)
-                explored.witnesses[(q.site, q.kind)] = _Witness(q.prefix, case, query.sexpr())
+                explored.witnesses[(q.site, q.kind)] = _Witness(
+                    q.prefix, case, q.witness.values, query.sexpr()
+                )
         if path.unknown_branches:
             explored.statuses.append(("(branch)", UNKNOWN, path.describe(), UNKNOWN))
     return explored
@@ -233,7 +236,7 @@ def _minimise(shape: Shape, witness: _Witness):
     clock = time.monotonic()
     inputs = Inputs.of(shape)
     *decisions, condition = z3.parse_smt2_string(witness.query)
-    found = minimal_witness_of(inputs, decisions, condition)
+    found = minimal_witness_of(inputs, decisions, condition, start=Assignment(witness.values))
     return (None if found is None else inputs.concrete_case(found)), time.monotonic() - clock
 
 
@@ -306,23 +309,25 @@ def solved_report(revision: str, only: list[Shape]) -> ProofReport:
     )
 
 
-def objectives(inputs: Inputs) -> tuple[z3.ArithRef, z3.ArithRef]:
-    """Fewest elements (size 1 costs nothing, 0 one, n > 1 costs n), then small values."""
-    sizes = [s for terms in inputs.sizes.values() for s in terms]
-    size_cost = z3.Sum([z3.If(s == 1, 0, z3.If(s == 0, 1, s)) for s in sizes])
-    value_cost = z3.Sum(
-        [z3.Abs(v - _NATURAL[name]) for name, terms in inputs.ints.items() for v in terms]
-    )
-    return size_cost, value_cost
-
-
 # Bounds tried in turn before none: a bounded search is fast, and most witnesses fit.
 _TIERS = ((3, 3), (3, None), (None, None))  # (largest size, largest |arg - natural|)
 
 
-def minimal_witness_of(inputs: Inputs, decisions, condition, rlimit: int = limits.MINIMISE):
+def minimal_witness_of(
+    inputs: Inputs, decisions, condition, rlimit: int = limits.MINIMISE, start=None
+):
     """The witness a person would write: the smallest input taking ``decisions`` and
-    meeting ``condition``, tier by tier; None when ``Optimize`` runs out of time."""
+    meeting ``condition``. From ``start`` (an ``Assignment`` that does): shrunk in Python
+    and bisected by plain queries (``minimise.smallest``: where a query runs out of
+    steps, the cheapest input found so far); else ``Optimize`` tier by tier, None when
+    it runs out of steps."""
+    if start is not None:
+        return smallest(inputs, (condition, *decisions), start)[0]
+    return _optimised(inputs, decisions, condition, rlimit)
+
+
+def _optimised(inputs: Inputs, decisions, condition, rlimit: int):
+    """``Optimize``, tier by tier; None when it runs out of steps."""
     for size_bound, value_bound in _TIERS:
         # The bounded tiers answer fast or not at all; the last one gets the steps.
         unbounded = value_bound is None and size_bound is None
@@ -333,7 +338,7 @@ def minimal_witness_of(inputs: Inputs, decisions, condition, rlimit: int = limit
         if value_bound is not None:
             opt.add(
                 *(
-                    z3.Abs(v - _NATURAL[name]) <= value_bound
+                    z3.Abs(v - NATURAL[name]) <= value_bound
                     for name, terms in inputs.ints.items()
                     for v in terms
                 )
