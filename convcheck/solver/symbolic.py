@@ -203,9 +203,6 @@ class Path:
         near = concrete.nearby(self.model, extra, conditions, _REPAIRS)
         if near is not None:
             return z3.sat, self._found(near)
-        near = self._linear(wanted, extra)
-        if near is not None:
-            return z3.sat, self._found(near)
         if self.solver is None:
             self.solver = limits.solver(min(self.rlimit, limits.INCREMENTAL))
             self.solver.add(*self.domain, *self.decisions)
@@ -222,28 +219,6 @@ class Path:
             answer = fresh.check()
             found = fresh.model() if answer == z3.sat else None
         return answer, self._found(found)
-
-    def _linear(self, wanted, extra) -> Assignment | None:
-        """The query with the multipliers it does not read (strides, dilations, groups)
-        held at the path's values: what is left is linear but for products of sizes,
-        which z3 mostly answers within a few steps where the whole query takes it
-        seconds (a size past int32 whose output size a padding brings back). A
-        restriction, so only a satisfiable answer counts."""
-        try:
-            read = {n for c in extra for n in concrete.compiled(c).variables}
-        except concrete.Unsupported:
-            return None
-        ctx = extra[0].ctx
-        held = [
-            z3.Int(name, ctx) == value
-            for name, value in sorted(self.model.values.items())
-            if name not in read and name.startswith(_MULTIPLIERS)
-        ]
-        if not held:
-            return None
-        linear = limits.solver(min(self.rlimit, limits.QUICK))
-        linear.add(*self.domain, *wanted, *held)
-        return Assignment.of(linear.model()) if linear.check() == z3.sat else None
 
     def _found(self, found) -> Assignment | None:
         if found is None:
@@ -329,8 +304,6 @@ _REUSED = 8
 # How many near inputs that meet the query but break a decision get one more change,
 # where the quick solver ran out of steps.
 _REPAIRS = 24
-# The arguments that multiply a size in the model's arithmetic.
-_MULTIPLIERS = ("stride[", "dilation[", "groups")
 _STATUS = {str(z3.sat): WITNESS, str(z3.unsat): PROVEN}
 _RANGES = {64: (INT64_MIN, INT64_MAX), 32: (INT32_MIN, INT32_MAX)}
 
