@@ -3,9 +3,10 @@
 Each site query of each explored path (``symbolic.SiteQuery``) has a status: a witness
 input, proven impossible, or unknown. Per site, the report keeps every path's status and
 one witness, minimised the way a person would write it: the simplest shape first (the
-shapes come simplest first), then z3 ``Optimize`` for the fewest elements (sizes 1, then
-0, then small) and then the smallest arguments (distance from stride 1, padding 0,
-dilation 1, output_padding 0, groups 1).
+shapes come simplest first), then the fewest elements (sizes 1, then 0, then small) and
+then the smallest arguments (distance from stride 1, padding 0, dilation 1,
+output_padding 0, groups 1): shrunk in Python and proven smallest by plain queries
+(``minimise.py``), ``Optimize`` only for the callers that have no input to start from.
 """
 
 from __future__ import annotations
@@ -191,7 +192,8 @@ def prove(
 
 def _expected_work(shape: Shape) -> tuple:
     """Measured: a rank's transposed shapes take several times its regular ones (their
-    output sizes fork on every spatial dim), a bool bias ends the path at once."""
+    output sizes fork on every spatial dim), and a bool bias the least (``current``
+    rejects it at once; on ``legacy`` a float32 bias takes longer)."""
     return (-shape.rank, not shape.transposed, shape.bias == "bool")
 
 
