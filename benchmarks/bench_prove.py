@@ -2,7 +2,10 @@
 alone), explored in one process and in ``--jobs`` processes, side by side; then the default
 engine's solver cases (``solver.seeds``, solved afresh, not from the cache).
 
-    python benchmarks/bench_prove.py [--rank 3] [--revision legacy] [--jobs 2]
+    python benchmarks/bench_prove.py [--rank 3] [--revision legacy] [--jobs 2] [--no-seeds]
+
+Without ``--rank``, the ranks ``convcheck prove`` solves by default (``default_ranks``:
+legacy 3, current 3 to 5): the whole runs the targets are about.
 
 Prints paths, sites by status, wall and CPU seconds (this process and its reaped workers:
 CPU time depends less on the other jobs sharing the cores than wall time does), and the
@@ -18,7 +21,7 @@ import resource
 import time
 
 from convcheck.solver import prove
-from convcheck.solver.explore import shapes
+from convcheck.solver.explore import default_ranks, shapes
 from convcheck.solver.seeds import solve
 
 TARGETS = {"legacy": 10.0, "current": 60.0}
@@ -32,6 +35,7 @@ def cpu_seconds() -> float:
 
 
 def measure(revision: str, only, jobs: int) -> tuple[float, float]:
+    load = os.getloadavg()[0]
     wall, cpu = time.monotonic(), cpu_seconds()
     report = prove(revision, only=only, jobs=jobs)
     wall, cpu = time.monotonic() - wall, cpu_seconds() - cpu
@@ -39,7 +43,8 @@ def measure(revision: str, only, jobs: int) -> tuple[float, float]:
     print(
         f"{revision:<8} ranks {sorted({s.rank for s in only})}, jobs {jobs}: "
         f"{report.paths} paths, {len(report.sites)} sites {counts}, "
-        f"wall {wall:.1f} s ({wall / TARGETS[revision]:.1f}x the target), cpu {cpu:.1f} s",
+        f"wall {wall:.1f} s ({wall / TARGETS[revision]:.1f}x the target), cpu {cpu:.1f} s, "
+        f"load {load:.1f} to {os.getloadavg()[0]:.1f}",
         flush=True,
     )
     return wall, cpu
@@ -50,16 +55,20 @@ def main() -> None:
     parser.add_argument("--revision", action="append", choices=("legacy", "current"))
     parser.add_argument("--rank", type=int, action="append", choices=(3, 4, 5))
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--no-seeds", action="store_true", help="leave the engine's cases out")
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     for revision in args.revision or ("legacy", "current"):
-        only = [s for s in shapes(revision) if not args.rank or s.rank in args.rank]
+        ranks = args.rank or default_ranks(revision)
+        only = [s for s in shapes(revision) if s.rank in ranks]
         one_wall, one_cpu = measure(revision, only, 1)
         many_wall, many_cpu = measure(revision, only, args.jobs)
         print(
             f"{revision:<8} jobs {args.jobs} against 1: wall {one_wall / many_wall:.2f}x faster, "
             f"cpu {many_cpu / one_cpu:.2f}x"
         )
+        if args.no_seeds:
+            continue
         started = time.monotonic()
         cases, _ = solve(revision)
         took = time.monotonic() - started

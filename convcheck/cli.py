@@ -337,9 +337,11 @@ def cmd_ci(args, stdout: TextIO, stderr: TextIO) -> int:
 def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
     """Every site of the model solved: exit 0 all proven, 1 a witness or an unknown."""
     from convcheck.solver import format_report, judge_witnesses, prove
-    from convcheck.solver.explore import shapes
+    from convcheck.solver.explore import default_ranks, shapes
 
-    only = [s for s in shapes(args.revision) if not args.rank or s.rank in args.rank]
+    only = [
+        s for s in shapes(args.revision) if s.rank in (args.rank or default_ranks(args.revision))
+    ]
     outputs = [(args.sarif, "SARIF file"), (args.junit, "JUnit file")]
     for name, what in outputs:
         if name:  # a file that cannot be written fails before the solving, not after
@@ -601,7 +603,12 @@ def _parser() -> _Parser:
     )
     prove.add_argument("--corpus", help="write the witnesses' findings to this folder")
     prove.add_argument(
-        "--rank", type=int, action="append", choices=(3, 4, 5), help="only this input rank"
+        "--rank",
+        type=int,
+        action="append",
+        choices=(3, 4, 5),
+        help="only this input rank (default: 3, 4 and 5 on current; 3 on legacy, where every "
+        "class has its witness and rank 4 takes minutes a shape)",
     )
     prove.add_argument("--no-judge", action="store_true", help="leave the native kernel out")
     prove.add_argument("--sarif", help="also write the witnesses as SARIF to this file")

@@ -195,32 +195,62 @@ def nearby(start: Assignment, wanted, conditions, repairs: int = 0) -> Assignmen
     values = start.values
     others = sorted(set(values.values()))
     names = sorted({n for f in wanted for n in f.variables})
+    reading = _Reading(conditions)
     broken = []
-    for candidate in _candidates(values, names, others):
+    for changed, candidate in _candidates(values, names, others):
         if meets(wanted, candidate):
-            failed = _first_failed(conditions, candidate)
+            failed = reading.first_failed(changed, candidate)
             if failed is None:
                 return Assignment(candidate)
             if len(broken) < repairs:
-                broken.append((candidate, failed))
-    for candidate, failed in broken:
-        for repaired in _candidates(candidate, list(failed.variables), others, pairs=False):
-            if meets(wanted, repaired) and _first_failed(conditions, repaired) is None:
+                broken.append((changed, candidate, failed))
+    for changed, candidate, failed in broken:
+        for more, repaired in _candidates(candidate, list(failed.variables), others, pairs=False):
+            changed_too = (*changed, *more)
+            if meets(wanted, repaired) and reading.first_failed(changed_too, repaired) is None:
                 return Assignment(repaired)
     return None
 
 
+class _Reading:
+    """A path's conditions by the variables they read: a candidate that changes a few
+    variables of an input meeting every condition can break only the ones reading
+    them (a hundred conditions a path, a thousand candidates a query)."""
+
+    def __init__(self, conditions) -> None:
+        self.conditions = conditions
+        self.by_name: dict[str, list[int]] = {}
+        for position, f in enumerate(conditions):
+            for name in f.variables:
+                self.by_name.setdefault(name, []).append(position)
+        self.touched: dict[tuple[str, ...], list] = {}
+
+    def first_failed(self, changed: tuple[str, ...], env: dict[str, int]):
+        """The first condition ``env`` breaks, in the conditions' order; None when it
+        meets them all (checked on all of them, so no answer rests on the start)."""
+        key = tuple(sorted(set(changed)))
+        touched = self.touched.get(key)
+        if touched is None:
+            positions = sorted({p for name in key for p in self.by_name.get(name, ())})
+            touched = self.touched[key] = [self.conditions[p] for p in positions]
+        failed = _first_failed(touched, env)
+        if failed is None:
+            return _first_failed(self.conditions, env)
+        return failed
+
+
 def _candidates(values: dict[str, int], names: list[str], others: list[int], pairs=True):
+    """(the names changed, the changed input)."""
     for name in names:
         v = values.get(name, 0)
         for x in (*EDGES, v + 1, v - 1, 2 * v, v // 2, *others):
             if x != v:
-                yield {**values, name: x}
+                yield (name,), {**values, name: x}
     if pairs:
         for a, b in combinations(names, 2):
             for x in _PAIRED:
                 for y in _PAIRED:
-                    yield {**values, a: x, b: y}
+                    yield (a, b), {**values, a: x, b: y}
 
 
 def meets(functions, env: dict[str, int]) -> bool:

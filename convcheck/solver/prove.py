@@ -3,9 +3,10 @@
 Each site query of each explored path (``symbolic.SiteQuery``) has a status: a witness
 input, proven impossible, or unknown. Per site, the report keeps every path's status and
 one witness, minimised the way a person would write it: the simplest shape first (the
-shapes come simplest first), then z3 ``Optimize`` for the fewest elements (sizes 1, then
-0, then small) and then the smallest arguments (distance from stride 1, padding 0,
-dilation 1, output_padding 0, groups 1).
+shapes come simplest first), then the fewest elements (sizes 1, then 0, then small) and
+then the smallest arguments (distance from stride 1, padding 0, dilation 1,
+output_padding 0, groups 1): shrunk in Python and proven smallest by plain queries
+(``minimise.py``), ``Optimize`` only for the callers that have no input to start from.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from convcheck.case import Case
 from convcheck.fixedint import INT64_MAX
 from convcheck.outcome import ACCEPT
 from convcheck.solver import cache, limits
+from convcheck.solver.concrete import Assignment
 from convcheck.solver.explore import Inputs, Shape, describe_path, explore, shapes
+from convcheck.solver.minimise import NATURAL, objectives, smallest
 from convcheck.solver.symbolic import (
     EXACT_DIFFERS,
     NUMEL_OVERFLOW,
@@ -35,8 +38,6 @@ from convcheck.solver.symbolic import (
     WRAP,
 )
 
-# The value of an argument a person writes when it does not matter.
-_NATURAL = {"stride": 1, "padding": 0, "dilation": 1, "output_padding": 0, "groups": 1}
 # A worse status wins when a site's paths are summed up.
 _RANK = {PROVEN: 0, UNKNOWN: 1, WITNESS: 2}
 
@@ -156,12 +157,15 @@ def prove(
     sites: dict[tuple[str, str], SiteReport] = {}
     first: dict[tuple[str, str], tuple[Shape, _Witness]] = {}
     paths = done = 0
+    # The longest shapes first, so that the last one a worker takes is a short one (the
+    # reports still merge in shape order); under a time budget the simplest first.
+    longest = list(range(len(todo)))
+    if deadline is None:
+        longest.sort(key=lambda i: _expected_work(todo[i]))
     with _workers(jobs, len(todo)) as run:
-        for shape, explored in zip(
-            todo,
-            run(_explore_shape, [(revision, s, rlimit, deadline) for s in todo]),
-            strict=True,
-        ):
+        answers = run(_explore_shape, [(revision, todo[i], rlimit, deadline) for i in longest])
+        by_shape = dict(zip(longest, answers, strict=True))
+        for shape, explored in zip(todo, (by_shape[i] for i in range(len(todo))), strict=True):
             if explored is None:
                 continue  # time ran out before this shape began
             done += 1
@@ -186,12 +190,20 @@ def prove(
     return ProofReport(revision, ordered, paths, done, len(todo), time.monotonic() - started)
 
 
+def _expected_work(shape: Shape) -> tuple:
+    """Measured: a rank's transposed shapes take several times its regular ones (their
+    output sizes fork on every spatial dim), and a bool bias the least (``current``
+    rejects it at once; on ``legacy`` a float32 bias takes longer)."""
+    return (-shape.rank, not shape.transposed, shape.bias == "bool")
+
+
 @dataclass
 class _Witness:
     """A site's first witness on one shape, in a form that crosses processes."""
 
     prefix: tuple[bool, ...]
     case: Case  # the input the path found
+    values: dict[str, int]  # the same input, as the values of the shape's variables
     query: str  # the path's decisions and then the site's condition, as SMT-LIB
 
 
@@ -221,7 +233,9 @@ def _explore_shape(revision: str, shape: Shape, rlimit: int, deadline) -> _Explo
                 query = z3.Solver()
                 query.add(*q.decisions, q.condition)
                 case = path.inputs.concrete_case(q.witness)
-                explored.witnesses[(q.site, q.kind)] = _Witness(q.prefix, case, query.sexpr())
+                explored.witnesses[(q.site, q.kind)] = _Witness(
+                    q.prefix, case, q.witness.values, query.sexpr()
+                )
         if path.unknown_branches:
             explored.statuses.append(("(branch)", UNKNOWN, path.describe(), UNKNOWN))
     return explored
@@ -233,7 +247,7 @@ def _minimise(shape: Shape, witness: _Witness):
     clock = time.monotonic()
     inputs = Inputs.of(shape)
     *decisions, condition = z3.parse_smt2_string(witness.query)
-    found = minimal_witness_of(inputs, decisions, condition)
+    found = minimal_witness_of(inputs, decisions, condition, start=Assignment(witness.values))
     return (None if found is None else inputs.concrete_case(found)), time.monotonic() - clock
 
 
@@ -306,23 +320,25 @@ def solved_report(revision: str, only: list[Shape]) -> ProofReport:
     )
 
 
-def objectives(inputs: Inputs) -> tuple[z3.ArithRef, z3.ArithRef]:
-    """Fewest elements (size 1 costs nothing, 0 one, n > 1 costs n), then small values."""
-    sizes = [s for terms in inputs.sizes.values() for s in terms]
-    size_cost = z3.Sum([z3.If(s == 1, 0, z3.If(s == 0, 1, s)) for s in sizes])
-    value_cost = z3.Sum(
-        [z3.Abs(v - _NATURAL[name]) for name, terms in inputs.ints.items() for v in terms]
-    )
-    return size_cost, value_cost
-
-
 # Bounds tried in turn before none: a bounded search is fast, and most witnesses fit.
 _TIERS = ((3, 3), (3, None), (None, None))  # (largest size, largest |arg - natural|)
 
 
-def minimal_witness_of(inputs: Inputs, decisions, condition, rlimit: int = limits.MINIMISE):
+def minimal_witness_of(
+    inputs: Inputs, decisions, condition, rlimit: int = limits.MINIMISE, start=None
+):
     """The witness a person would write: the smallest input taking ``decisions`` and
-    meeting ``condition``, tier by tier; None when ``Optimize`` runs out of time."""
+    meeting ``condition``. From ``start`` (an ``Assignment`` that does): shrunk in Python
+    and bisected by plain queries (``minimise.smallest``: where a query runs out of
+    steps, the cheapest input found so far); else ``Optimize`` tier by tier, None when
+    it runs out of steps."""
+    if start is not None:
+        return smallest(inputs, (condition, *decisions), start)[0]
+    return _optimised(inputs, decisions, condition, rlimit)
+
+
+def _optimised(inputs: Inputs, decisions, condition, rlimit: int):
+    """``Optimize``, tier by tier; None when it runs out of steps."""
     for size_bound, value_bound in _TIERS:
         # The bounded tiers answer fast or not at all; the last one gets the steps.
         unbounded = value_bound is None and size_bound is None
@@ -333,7 +349,7 @@ def minimal_witness_of(inputs: Inputs, decisions, condition, rlimit: int = limit
         if value_bound is not None:
             opt.add(
                 *(
-                    z3.Abs(v - _NATURAL[name]) <= value_bound
+                    z3.Abs(v - NATURAL[name]) <= value_bound
                     for name, terms in inputs.ints.items()
                     for v in terms
                 )
