@@ -184,3 +184,25 @@ def test_zero_stride_tensors_kept_by_shape_are_the_asked_shape_over_one_element(
             assert set(t.stride()) == {0}
             assert t.untyped_storage().nbytes() == t.element_size()
             assert len(_torch._ZERO_STRIDE) <= 16
+
+
+def test_a_onednn_transposed_call_past_the_stride_limit_is_judged_by_its_checks(judge, monkeypatch):
+    """oneDNN's transposed convolution takes time in proportion to the stride (0.8 s at
+    2^28 with a batch of 2): past ``ONEDNN_TRANSPOSED_STRIDE`` the checks judge the call,
+    and they answer what the real call answers."""
+
+    def call(stride: int) -> Case:
+        def t(*sizes):
+            return TensorSpec(sizes)
+
+        return Case(t(2, 3, 1), t(3, 2, 2), None, t(2, 2, 2), (stride,), (0,), (1,), True, (0,), 1)
+
+    limit = oracle.ONEDNN_TRANSPOSED_STRIDE
+    at, past = judge.judge([call(limit), call(2**28)])
+    assert at.backend == past.backend == "MkldnnTranspose"
+    assert (at.path, past.path) == ("real", "checks")
+    monkeypatch.setattr(oracle, "ONEDNN_TRANSPOSED_STRIDE", 2**62)
+    real = judge.judge([call(2**28)])[0]
+    assert real.path == "real"
+    assert real.outcome.verdict == "accept" and real.outcome.same_answer(past.outcome)
+    assert real.torch_bug is None and past.torch_bug is None
