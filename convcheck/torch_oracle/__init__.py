@@ -49,12 +49,12 @@ DEFAULT_THREADS = 2
 SMALL_NUMEL = 4096  # elements of each of input, weight, bias
 SMALL_OUT_NUMEL = 65536  # elements of the output torch would compute
 SMALL_WORK = 1 << 25  # output elements times taps per output element
-# oneDNN's transposed convolution takes time in proportion to the stride, whatever the
-# sizes: conv_transpose1d of [2, 3, 1] by [3, 2, 2] runs 0.8 s at stride 2^28 and 3.4 s at
-# 2^30 - 1; of [2, 1, 1] by [1, 1, 2], it dies of SIGFPE after 13 s at 2^31 - 1 (1 ms
-# with oneDNN off). A campaign meets such calls every few thousand cases, and each held
-# up its shard; past this stride (about 50 ms) they are judged by the checks. The
-# segfaults of strides 2^16 to 2^28 (torch's own bug) still show below it.
+# oneDNN's transposed convolution takes time in proportion to the stride, however small
+# the tensors: conv_transpose1d of [2, 3, 1] by [3, 2, 2] runs 0.8 s at stride 2^28 and
+# 3.4 s at 2^30 - 1; of [2, 1, 1] by [1, 1, 2], it dies of SIGFPE after 13 s at 2^31 - 1
+# (1 ms with oneDNN off). A campaign meets such calls every few thousand cases, and each
+# held up its shard; past this stride (about 50 ms) they are judged by the checks. The
+# segfaults of strides from 2^16 (torch's own bug) still show below it.
 ONEDNN_TRANSPOSED_STRIDE = 1 << 24
 # The backends that exist only while oneDNN is enabled.
 ONEDNN_BACKENDS = frozenset({"Mkldnn", "MkldnnTranspose", "MkldnnEmpty"})
