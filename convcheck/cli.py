@@ -43,7 +43,7 @@ def load_case(path: str) -> Case:
     where = f"case file {files.shown(path)}"
     obj = files.parse_json(data, where, InvalidCase)
     if isinstance(obj, dict) and "format" in obj:
-        return corpus.parse(data, Path(path)).case
+        return corpus.from_json(obj, Path(path)).case
     return Case.loads(data, source=where)
 
 

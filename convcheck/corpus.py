@@ -107,7 +107,12 @@ def load(path: Path) -> Entry:
 def parse(data: bytes, path: Path) -> Entry:
     """An entry from the bytes of the file at ``path`` (which names it in errors)."""
     where = f"corpus file {files.shown(path)}"
-    obj = files.parse_json(data, where)
+    return from_json(files.parse_json(data, where), path)
+
+
+def from_json(obj: Any, path: Path) -> Entry:
+    """An entry from the decoded JSON of the file at ``path`` (which names it in errors)."""
+    where = f"corpus file {files.shown(path)}"
     if not isinstance(obj, dict):
         raise ConvcheckError(f"{where}: expected a JSON object")
     for name in ("format", "kind", "signature", "revision", "case"):

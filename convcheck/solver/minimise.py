@@ -28,6 +28,8 @@ from convcheck.solver.concrete import Assignment
 NATURAL = {"stride": 1, "padding": 0, "dilation": 1, "output_padding": 0, "groups": 1}
 # Every value within this distance of the natural one is tried, cheapest first.
 _SMALL = 8
+# The widths' edges: the powers of two, their negatives, and their neighbours.
+_EDGES = tuple(s * 2**k + e for k in range(1, 64) for s in (1, -1) for e in (-1, 0, 1))
 
 
 def size_cost(size: int) -> int:
@@ -125,8 +127,7 @@ def _cheaper(value: int, natural: int | None, others: list[int]):
     powers of two (the widths' edges) and the other variables' values."""
     centre = 1 if natural is None else natural
     small = [centre + d for d in range(-_SMALL, _SMALL + 1)]
-    edges = [s * 2**k + e for k in range(1, 64) for s in (1, -1) for e in (-1, 0, 1)]
-    pool = {v for v in (*small, *edges, *others, value // 2, value - 1, value + 1)}
+    pool = {v for v in (*small, *_EDGES, *others, value // 2, value - 1, value + 1)}
     if natural is None:
         pool = {v for v in pool if 0 <= v <= INT32_MAX}
     else:
