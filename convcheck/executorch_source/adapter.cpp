@@ -164,10 +164,15 @@ void build(Holder& h, const convcheck_tensor& t, const SizesType* capacity) {
   h.tensor.emplace(&*h.impl);
 }
 
-// A bound no resize of a describable out passes: about 2^63 elements (3 dims or more).
+// No resize passes this bound, so the kernel's resize decides by its own checks (the numel's
+// overflow, then the int32 strides). With 3 dims or more it is INT64_MAX elements exactly
+// (218934409 * 82443193 * 511), the largest numel TensorImpl can compute: INT32_MAX *
+// INT32_MAX * 2 fell 2^33 short and refused out [2147483647, 1073741824, 4]. With 1 or 2
+// dims, no int32 size passes INT32_MAX.
 void large_capacity(int32_t rank, SizesType* capacity) {
+  static const SizesType kInt64MaxFactors[3] = {218934409, 82443193, 511};
   for (int32_t i = 0; i < rank; ++i) {
-    capacity[i] = i < 2 ? INT32_MAX : (i == 2 ? 2 : 1);
+    capacity[i] = rank < 3 ? INT32_MAX : (i < 3 ? kInt64MaxFactors[i] : 1);
   }
 }
 

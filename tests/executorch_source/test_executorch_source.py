@@ -111,6 +111,34 @@ def test_the_real_kernel_crashes_where_the_model_says(library, example, entry, l
 
 
 @needs_checkout
+def test_the_resize_of_out_decides_up_to_int64_elements(library):
+    """out [2147483647, 1073741824, 4] has 2^63 - 2^32 elements: it fits int64, so the resize
+    goes on to overflow the int32 strides, as the model predicts. The adapter's bound for
+    out must not refuse it first (INT32_MAX * INT32_MAX * 2 did)."""
+    from convcheck.judges import Judges
+
+    case = Case.from_json(
+        {
+            "input": {"sizes": [2147483647, 1, 4], "dtype": "float32"},
+            "weight": {"sizes": [1073741824, 1, 1], "dtype": "float32"},
+            "bias": None,
+            "out": {"sizes": [1, 1, 1], "dtype": "float32"},
+            "stride": [1],
+            "padding": [0],
+            "dilation": [1],
+            "transposed": False,
+            "output_padding": [0],
+            "groups": 1,
+        }
+    )
+    with Judges("legacy", target=f"executorch-source:{SOURCE}", use_torch=False) as judges:
+        (judgement,) = judges.judge([case])
+        found = judges.findings(judgement)
+    assert "dim_order_to_stride_nocheck" in judgement.native_check.crash_site
+    assert [f.kind for f in found] == ["crash"], [f.describe() for f in found]
+
+
+@needs_checkout
 def test_a_tensor_executorch_cannot_describe_is_judged_not_crashed(library):
     from convcheck.judges import Judges
 
