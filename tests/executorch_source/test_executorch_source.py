@@ -33,6 +33,37 @@ def run_cli(*argv):
     return main(list(argv), out, err), out.getvalue(), err.getvalue()
 
 
+def on_checkout(case):
+    """The legacy judges on the checkout, without torch: the judgement and its findings."""
+    from convcheck.judges import Judges
+
+    with Judges("legacy", target=f"executorch-source:{SOURCE}", use_torch=False) as judges:
+        (judgement,) = judges.judge([case])
+        return judgement, judges.findings(judgement)
+
+
+def float_conv(input, weight, out):
+    """A float32 convolution without bias, every parameter 1 (0 for paddings)."""
+
+    def tensor(sizes):
+        return {"sizes": sizes, "dtype": "float32"}
+
+    return Case.from_json(
+        {
+            "input": tensor(input),
+            "weight": tensor(weight),
+            "bias": None,
+            "out": tensor(out),
+            "stride": [1],
+            "padding": [0],
+            "dilation": [1],
+            "transposed": False,
+            "output_padding": [0],
+            "groups": 1,
+        }
+    )
+
+
 @pytest.mark.parametrize(
     ("make", "said"),
     [
@@ -100,12 +131,8 @@ def test_target_builds_once(library):
     ],
 )
 def test_the_real_kernel_crashes_where_the_model_says(library, example, entry, label):
-    from convcheck.judges import Judges
-
     case = Case.from_json(json.loads((EXAMPLES / example).read_text()))
-    with Judges("legacy", target=f"executorch-source:{SOURCE}", use_torch=False) as judges:
-        (judgement,) = judges.judge([case])
-        found = judges.findings(judgement)
+    judgement, found = on_checkout(case)
     assert "dim_order_to_stride_nocheck" in getattr(judgement, entry).crash_site
     assert [bug_class(f.signature) for f in found] == [label]
 
@@ -115,50 +142,16 @@ def test_the_resize_of_out_decides_up_to_int64_elements(library):
     """out [2147483647, 1073741824, 4] has 2^63 - 2^32 elements: it fits int64, so the resize
     goes on to overflow the int32 strides, as the model predicts. The adapter's bound for
     out must not refuse it first (INT32_MAX * INT32_MAX * 2 did)."""
-    from convcheck.judges import Judges
-
-    case = Case.from_json(
-        {
-            "input": {"sizes": [2147483647, 1, 4], "dtype": "float32"},
-            "weight": {"sizes": [1073741824, 1, 1], "dtype": "float32"},
-            "bias": None,
-            "out": {"sizes": [1, 1, 1], "dtype": "float32"},
-            "stride": [1],
-            "padding": [0],
-            "dilation": [1],
-            "transposed": False,
-            "output_padding": [0],
-            "groups": 1,
-        }
-    )
-    with Judges("legacy", target=f"executorch-source:{SOURCE}", use_torch=False) as judges:
-        (judgement,) = judges.judge([case])
-        found = judges.findings(judgement)
+    judgement, found = on_checkout(float_conv([2147483647, 1, 4], [1073741824, 1, 1], [1, 1, 1]))
     assert "dim_order_to_stride_nocheck" in judgement.native_check.crash_site
     assert [f.kind for f in found] == ["crash"], [f.describe() for f in found]
 
 
 @needs_checkout
 def test_a_tensor_executorch_cannot_describe_is_judged_not_crashed(library):
-    from convcheck.judges import Judges
-
     # numel of the input passes int64 (TensorImpl's constructor would overflow on it).
-    case = Case.from_json(
-        {
-            "input": {"sizes": [4, 2, 2147483647, 2147483647], "dtype": "float32"},
-            "weight": {"sizes": [6, 2, 2147483647, 0], "dtype": "float32"},
-            "bias": None,
-            "out": {"sizes": [4, 6, 1, 1], "dtype": "float32"},
-            "stride": [1],
-            "padding": [0],
-            "dilation": [1],
-            "transposed": False,
-            "output_padding": [0],
-            "groups": 1,
-        }
-    )
-    with Judges("legacy", target=f"executorch-source:{SOURCE}", use_torch=False) as judges:
-        (judgement,) = judges.judge([case])
+    case = float_conv([4, 2, 2147483647, 2147483647], [6, 2, 2147483647, 0], [4, 6, 1, 1])
+    judgement, _ = on_checkout(case)
     predicted = model.predict(judgement.model, with_loops=False)
     assert predicted.verdict == "reject"
     assert predicted.agrees(judgement.native_check), judgement.native_check.describe()
