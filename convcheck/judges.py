@@ -27,7 +27,8 @@ from convcheck.outcome import ACCEPT, CRASH, REJECT, Outcome
 
 # Run-entry (data) only when every tensor is at most this many elements.
 SMALL_NUMEL = 4096
-# How many times a foreseen native crash is confirmed before exploration skips its copies.
+# How many times a foreseen native crash, or a foreseen rejection that real torch accepts,
+# is confirmed before exploration skips its copies' native, or real torch, calls.
 CONFIRMATIONS = 8
 
 
@@ -158,12 +159,13 @@ class Judges:
     ) -> list[Judgement]:
         """Every judge on every case.
 
-        ``thrifty`` (exploration: the campaign's count of confirmed crashes, which this
+        ``thrifty`` (exploration: the campaign's count of confirmations, which this
         updates) spares the native kernel the calls on which the model foresees a crash
         already confirmed ``CONFIRMATIONS`` times: a sanitized crash costs a worker
         restart (~0.2 s), and another copy of a known crash adds nothing.
         Thrifty judging also spares torch the real calls whose answer cannot change a
-        finding about the kernel (``_torch_matters``), a third of them.
+        finding about the kernel (``_torch_matters``), a third of them, and those that
+        would confirm an over-strict finding already confirmed ``CONFIRMATIONS`` times.
         Shrinking and replay are never thrifty: they must see every crash.
 
         ``deadline`` (a ``time.monotonic()`` time) or ``stop`` leaves the cases that the
@@ -186,7 +188,7 @@ class Judges:
         )
         matters = None
         if thrifty is not None and self.spare_torch:
-            matters = functools.partial(self._torch_matters, judgements)
+            matters = functools.partial(self._torch_matters, judgements, thrifty)
         torch_verdicts = (
             self.torch.start(cases, compute_rejected=False, deadline=deadline, matters=matters)
             if self.torch is not None
@@ -204,6 +206,7 @@ class Judges:
                 j.complete = j.complete and verdict.complete
                 done = computed if verdict.path == "real" else checked_by_torch
                 j.judged_at = max(j.judged_at, done)
+                _count_over_strict(thrifty, j)
         return judgements
 
     def _judge_native(
@@ -248,7 +251,9 @@ class Judges:
         for j in checked:
             _count_confirmation(thrifty, j)
 
-    def _torch_matters(self, judgements: list[Judgement], index: int, checks) -> bool:
+    def _torch_matters(
+        self, judgements: list[Judgement], thrifty: Counter, index: int, checks
+    ) -> bool:
         """Whether torch's real calls on a case can change a finding about the kernel,
         given torch's check-path verdict (``checks``), which tests/torch hold equal to
         the real calls' verdict.
@@ -258,8 +263,9 @@ class Judges:
         Where it is predicted to accept, torch's sizes and values are compared. Where it
         is predicted to crash, nothing of torch's is. Where it is predicted to reject,
         only torch's acceptance is a finding (over-strict), and not where an intentional
-        difference explains it: a finding is confirmed on real torch before it is
-        reported, and no more is asked of torch there.
+        difference explains it; there real torch confirms the finding, until it has
+        confirmed its signature ``CONFIRMATIONS`` times (counted in ``thrifty``, as
+        crashes are): its copies are then the check path's.
         """
         j = judgements[index]
         kernel = j.predicted(with_loops=False)
@@ -267,9 +273,11 @@ class Judges:
             return True
         if kernel.verdict != REJECT or checks.outcome.verdict != ACCEPT:
             return False
-        return self._explain is None or not self._explain(
+        if self._explain is not None and self._explain(
             j.case, self.revision, kernel, checks.outcome, checks
-        )
+        ):
+            return False
+        return thrifty[_over_strict_key(kernel)] < CONFIRMATIONS
 
     def findings(self, judgement: Judgement) -> list[Finding]:
         return findings(judgement, self._explain)
@@ -426,6 +434,20 @@ def _crash_key(j: Judgement, with_loops: bool) -> tuple | None:
 def _confirmed(thrifty: Counter | None, j: Judgement, with_loops: bool) -> bool:
     key = None if thrifty is None else _crash_key(j, with_loops)
     return key is not None and thrifty[key] >= CONFIRMATIONS
+
+
+def _over_strict_key(kernel: Outcome) -> tuple[str, str]:
+    return ("over-strict", kernel.check or "")
+
+
+def _count_over_strict(thrifty: Counter | None, j: Judgement) -> None:
+    """A rejection the model foresaw and real torch accepted counts toward judging its
+    copies by torch's check path (``Judges._torch_matters``)."""
+    if thrifty is None or j.torch.path != "real" or j.torch.outcome.verdict != ACCEPT:
+        return
+    predicted = j.predicted(with_loops=False)
+    if predicted.verdict == REJECT and j.kernel is not None and predicted.agrees(j.kernel):
+        thrifty[_over_strict_key(predicted)] += 1
 
 
 def _count_confirmation(thrifty: Counter | None, j: Judgement) -> None:

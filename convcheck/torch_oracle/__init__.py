@@ -11,10 +11,11 @@ Two paths, chosen per case:
   A campaign's exploration makes the real calls only where their answer can change a
   finding about the kernel (``start``'s ``matters``): on the calls the kernel accepts,
   and on those it rejects where torch's acceptance would be a finding no intentional
-  difference explains. So the torch-alone bug hunt by real calls (crashes, oneDNN on
-  against off) covers the calls the kernel accepts; on the others, the check path
-  still predicts where the two backends' verdicts or sizes differ. ``convcheck judge``,
-  replay and shrinking make every real call.
+  difference explains (until that finding is confirmed a few times). So the torch-alone
+  bug hunt by real calls (crashes, oneDNN on against off) covers the calls the kernel
+  accepts; on the others, the check path still predicts where the two backends'
+  verdicts or sizes differ. ``convcheck judge``, replay and shrinking make every real
+  call.
   A call runs with one intra-op thread where the check path shows that ATen picks the
   same backend with one thread as with ``threads`` (see ``single_thread``).
 * ``checks``: any size, nothing allocated or computed: ATen's own checks in order
