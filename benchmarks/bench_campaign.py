@@ -1,7 +1,9 @@
 """Campaign speed, measured side by side in one run (the machine is shared and noisy).
 
 1. Cases/s of the pipeline on 2 cores, judge by judge: model alone, + native, + torch,
-   and + torch without reusing the oneDNN-on answer for oneDNN off (what it cost before);
+   + torch making every real call (``Judges.spare_torch`` off), and + torch without reusing
+   the oneDNN-on answer for oneDNN off (what each cost before), all in one process; and
+   the whole pipeline in 2 shards (``fuzz --jobs 2``), against the model alone;
    then a seeded campaign (the full pipeline) with ``--jobs 2`` against ``--jobs 1``, both
    as before (one process judges) and in shards (``convcheck.shards``). Beside each rate, the
    CPU time per case of the parent process and of its workers: on a shared machine the
@@ -34,11 +36,14 @@ from convcheck.generate import RandomSource, build_case
 from convcheck.judges import Judges
 
 
-def rate(revision: str, seconds: float, jobs=2, native=True, torch=True, reuse=True) -> Rate:
+def rate(
+    revision: str, seconds: float, jobs=2, native=True, torch=True, reuse=True, spare=True
+) -> Rate:
     """Cases/s as a campaign judges: fresh cases every batch, known crashes confirmed, then
     spared."""
     src = RandomSource(99)
     with Judges(revision, jobs=jobs, use_native=native, use_torch=torch) as judges:
+        judges.spare_torch = spare
         if judges.torch is not None:
             judges.torch.reuse_without_onednn = reuse
         judges.evaluate([build_case(src) for _ in range(8)])  # start the workers
@@ -170,7 +175,10 @@ def throughput(seconds: float, revision: str) -> None:
         ("model (C + exact)", rate(revision, seconds, native=False, torch=False)),
         ("+ native", rate(revision, seconds, torch=False)),
         ("+ native + torch", rate(revision, seconds)),
+        ("  every real call", rate(revision, seconds, spare=False)),
         ("  oneDNN off rerun", rate(revision, seconds, reuse=False)),
+        # The whole pipeline as ``fuzz --jobs 2`` runs it: a random campaign in 2 shards.
+        ("all, 2 shards", campaign_rate(revision, seconds, 2, sharded=True)),
     ]
     base = rows[0][1].cases_per_second
     for label, measured in rows:

@@ -105,7 +105,8 @@ class Campaign:
         self.minimized: set[str] = set()
         self.minimize_seconds: dict[str, float] = {}  # key -> seconds its shrinking took
         self.stats = Stats()
-        # Foreseen native crashes this campaign has confirmed (``Judges.judge``'s thrifty).
+        # Foreseen native crashes, and rejections real torch accepts, this campaign has
+        # confirmed (``Judges.judge``'s thrifty).
         self.confirmations: Counter = Counter()
         self._batches = 0  # judged so far: the first ones are small (``batch``)
         self._issued = 0  # batches and shards' requests handed out, in the cases' order

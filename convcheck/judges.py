@@ -8,6 +8,7 @@ small), and torch. ``Judges`` keeps them warm across batches and hands each case
 
 from __future__ import annotations
 
+import functools
 import signal
 import threading
 import time
@@ -22,11 +23,12 @@ from convcheck.case import Case
 from convcheck.check_ids import CHECK_IDS, CheckMap, IdReader
 from convcheck.errors import ConvcheckError
 from convcheck.findings import Finding, findings
-from convcheck.outcome import ACCEPT, CRASH, Outcome
+from convcheck.outcome import ACCEPT, CRASH, REJECT, Outcome
 
 # Run-entry (data) only when every tensor is at most this many elements.
 SMALL_NUMEL = 4096
-# How many times a foreseen native crash is confirmed before exploration skips its copies.
+# How many times a foreseen native crash, or a foreseen rejection that real torch accepts,
+# is confirmed before exploration skips its copies' native, or real torch, calls.
 CONFIRMATIONS = 8
 
 
@@ -118,6 +120,9 @@ class Judges:
         self.torch = None
         self._explain = None
         self._expected = None
+        # Thrifty judging spares torch's real calls that cannot change a kernel finding
+        # (``_torch_matters``); benchmarks and tests turn it off to compare with them all.
+        self.spare_torch = True
         if use_native and target == "executorch":
             from convcheck import executorch_target
 
@@ -154,34 +159,42 @@ class Judges:
     ) -> list[Judgement]:
         """Every judge on every case.
 
-        ``thrifty`` (exploration: the campaign's count of confirmed crashes, which this
+        ``thrifty`` (exploration: the campaign's count of confirmations, which this
         updates) spares the native kernel the calls on which the model foresees a crash
         already confirmed ``CONFIRMATIONS`` times: a sanitized crash costs a worker
         restart (~0.2 s), and another copy of a known crash adds nothing.
+        Thrifty judging also spares torch the real calls whose answer cannot change a
+        finding about the kernel (``_torch_matters``), a third of them, and those that
+        would confirm an over-strict finding already confirmed ``CONFIRMATIONS`` times.
         Shrinking and replay are never thrifty: they must see every crash.
 
         ``deadline`` (a ``time.monotonic()`` time) or ``stop`` leaves the cases that the
         native judge or torch's real calls did not finish with ``complete=False``.
         """
-        # torch's check path first: its real calls then run in their workers while the
-        # model runs here, and the native workers after it.
-        torch_verdicts = (
-            self.torch.start(cases, compute_rejected=False, deadline=deadline)
-            if self.torch is not None
-            else None
-        )
-        checked_by_torch = time.monotonic()
+        # The model first (cheap): which of torch's real calls matter depends on what it
+        # predicts the kernel answers. The native workers then run while torch's check
+        # path runs here, and torch's workers after it.
         judgements = []
         for case in cases:
             wrapped, exact, found = model.classify(case, self.revision)
-            judgements.append(
-                Judgement(case, self.revision, wrapped, exact, found, judged_at=time.monotonic())
-            )
+            j = Judgement(case, self.revision, wrapped, exact, found, judged_at=time.monotonic())
+            if self._expected is not None:
+                j.expected = self._expected(case)
+            judgements.append(j)
         native = (
             self._pool.submit(self._judge_native, judgements, thrifty, deadline)
             if self.native
             else None
         )
+        matters = None
+        if thrifty is not None and self.spare_torch:
+            matters = functools.partial(self._torch_matters, judgements, thrifty)
+        torch_verdicts = (
+            self.torch.start(cases, compute_rejected=False, deadline=deadline, matters=matters)
+            if self.torch is not None
+            else None
+        )
+        checked_by_torch = time.monotonic()
         verdicts = torch_verdicts() if torch_verdicts is not None else None
         computed = time.monotonic()
         if native is not None:
@@ -193,6 +206,7 @@ class Judges:
                 j.complete = j.complete and verdict.complete
                 done = computed if verdict.path == "real" else checked_by_torch
                 j.judged_at = max(j.judged_at, done)
+                _count_over_strict(thrifty, j)
         return judgements
 
     def _judge_native(
@@ -200,8 +214,6 @@ class Judges:
     ) -> None:
         if self._expected is not None:
             # ExecuTorch only runs whole: one execution per case, the values when small.
-            for j in judgements:
-                j.expected = self._expected(j.case)
             chosen = [j for j in judgements if not _confirmed(thrifty, j, True)]
             ran = self.native.run([j.case for j in chosen], deadline)
             answered = time.monotonic()
@@ -238,6 +250,34 @@ class Judges:
                 j.native_run = self.ids.read(outcome, j.predicted(True), j.case)
         for j in checked:
             _count_confirmation(thrifty, j)
+
+    def _torch_matters(
+        self, judgements: list[Judgement], thrifty: Counter, index: int, checks
+    ) -> bool:
+        """Whether torch's real calls on a case can change a finding about the kernel,
+        given torch's check-path verdict (``checks``), which tests/torch hold equal to
+        the real calls' verdict.
+
+        ``findings`` compares the kernel with torch only where the kernel answers as the
+        model predicts (else the infidelity is the finding) and accepts or rejects.
+        Where it is predicted to accept, torch's sizes and values are compared. Where it
+        is predicted to crash, nothing of torch's is. Where it is predicted to reject,
+        only torch's acceptance is a finding (over-strict), and not where an intentional
+        difference explains it; there real torch confirms the finding, until it has
+        confirmed its signature ``CONFIRMATIONS`` times (counted in ``thrifty``, as
+        crashes are): its copies are then the check path's.
+        """
+        j = judgements[index]
+        kernel = j.predicted(with_loops=False)
+        if kernel.verdict == ACCEPT:
+            return True
+        if kernel.verdict != REJECT or checks.outcome.verdict != ACCEPT:
+            return False
+        if self._explain is not None and self._explain(
+            j.case, self.revision, kernel, checks.outcome, checks
+        ):
+            return False
+        return thrifty[_over_strict_key(kernel)] < CONFIRMATIONS
 
     def findings(self, judgement: Judgement) -> list[Finding]:
         return findings(judgement, self._explain)
@@ -394,6 +434,20 @@ def _crash_key(j: Judgement, with_loops: bool) -> tuple | None:
 def _confirmed(thrifty: Counter | None, j: Judgement, with_loops: bool) -> bool:
     key = None if thrifty is None else _crash_key(j, with_loops)
     return key is not None and thrifty[key] >= CONFIRMATIONS
+
+
+def _over_strict_key(kernel: Outcome) -> tuple[str, str]:
+    return ("over-strict", kernel.check or "")
+
+
+def _count_over_strict(thrifty: Counter | None, j: Judgement) -> None:
+    """A rejection the model foresaw and real torch accepted counts toward judging its
+    copies by torch's check path (``Judges._torch_matters``)."""
+    if thrifty is None or j.torch.path != "real" or j.torch.outcome.verdict != ACCEPT:
+        return
+    predicted = j.predicted(with_loops=False)
+    if predicted.verdict == REJECT and j.kernel is not None and predicted.agrees(j.kernel):
+        thrifty[_over_strict_key(predicted)] += 1
 
 
 def _count_confirmation(thrifty: Counter | None, j: Judgement) -> None:

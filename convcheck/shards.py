@@ -16,9 +16,9 @@ another, and one slow call holds up its own shard only. The random engine's case
 generated in the shards (``random.chunk``: a chunk is named by the seed and its number),
 so the parent neither makes nor sends them; the cases of the Hypothesis engine and the
 solver's are sent, a batch at a time (the atheris engine judges in a child of its own,
-unsharded). The count of confirmed crashes (``Judges.judge``'s thrifty) is the
-campaign's: each request carries a view of it and the shard answers with what it
-confirmed. With a case budget and no time budget the view is settled: request k sees
+unsharded). The count of confirmed crashes and over-strict findings (``Judges.judge``'s
+thrifty) is the campaign's: each request carries a view of it and the shard answers with
+what it confirmed. With a case budget and no time budget the view is settled: request k sees
 what requests before k - ``LAG`` confirmed, and waits for them, so a seeded campaign
 finds the same with any number of shards, whichever shard judged which chunk or when
 (a time budget's campaign is the machine's anyway: there each request sees everything

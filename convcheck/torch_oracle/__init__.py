@@ -8,6 +8,14 @@ Two paths, chosen per case:
   worker processes (torch itself crashes on some calls), once as configured and once
   with oneDNN disabled. When the two disagree (verdict, sizes, or values beyond the
   dtype's tolerance), ``torch_bug`` says how: a finding about torch, not the kernel.
+  A campaign's exploration makes the real calls only where their answer can change a
+  finding about the kernel (``start``'s ``matters``): on the calls the kernel accepts,
+  and on those it rejects where torch's acceptance would be a finding no intentional
+  difference explains (until that finding is confirmed a few times). So the torch-alone
+  bug hunt by real calls (crashes, oneDNN on against off) covers the calls the kernel
+  accepts; on the others, the check path still predicts where the two backends'
+  verdicts or sizes differ. ``convcheck judge``, replay and shrinking make every real
+  call.
   A call runs with one intra-op thread where the check path shows that ATen picks the
   same backend with one thread as with ``threads`` (see ``single_thread``).
 * ``checks``: any size, nothing allocated or computed: ATen's own checks in order
@@ -29,7 +37,7 @@ import functools
 import math
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -61,6 +69,9 @@ ONEDNN_BACKENDS = frozenset({"Mkldnn", "MkldnnTranspose", "MkldnnEmpty"})
 # Real calls per worker request: the request's fixed cost is shared by this many, and a
 # batch is still cut in enough requests to keep every worker busy.
 CALLS_PER_REQUEST = 16
+# Real calls per worker sent at once while the check path goes on: the first ones run
+# while the parent checks the rest of the batch.
+SEND_CALLS = 2 * CALLS_PER_REQUEST
 
 
 def available() -> bool:
@@ -231,39 +242,50 @@ class TorchJudge:
         values: bool = True,
         compute_rejected: bool = True,
         deadline: float | None = None,
+        matters: Callable[[int, TorchVerdict], bool] | None = None,
     ) -> Callable[[], list[TorchVerdict]]:
         """``judge`` in two halves: the check path now, in this thread; the real calls
-        sent to the workers, which run while the caller does other work (the model).
-        Returns the function that waits for them and gives the verdicts. Real calls
-        still running at ``deadline`` (a ``time.monotonic()`` time) are abandoned: their
-        cases get the checks' verdict with ``complete=False``."""
-        checked = [self._check_both(c) for c in cases]
-        small = [
-            i
-            for i, (c, chk) in enumerate(zip(cases, checked, strict=True))
-            if _is_small(c, chk)
-            and (compute_rejected or any(r.outcome.verdict == ACCEPT for r in chk))
-        ]
+        sent to the workers, which run while the caller does other work (the native
+        judge). Returns the function that waits for them and gives the verdicts. Real
+        calls still running at ``deadline`` (a ``time.monotonic()`` time) are abandoned:
+        their cases get the checks' verdict with ``complete=False``.
+
+        ``matters(index, verdict)``, given a small case's index and its check-path
+        verdict, says whether the case's real calls can change what the caller makes of
+        it; where they cannot, the check path's verdict is the case's."""
+        checked, small, ran_threads = [], [], {}
         calls, slots = [], []  # slots[k]: the (case, oneDNN) answers call k stands for
-        ran_threads = {}
-        for i in small:
-            packed = encode_case(cases[i])
-            both = self.reuse_without_onednn and checked[i][0].backend not in ONEDNN_BACKENDS
-            threads = ran_threads[i] = self._call_threads(cases[i], checked[i])
+        running, sent = [], 0  # a future per part of the calls sent; how many are sent
+        for i, case in enumerate(cases):
+            chk = self._check_both(case)
+            checked.append(chk)
+            if not (
+                _is_small(case, chk)
+                and (compute_rejected or any(r.outcome.verdict == ACCEPT for r in chk))
+                and (matters is None or matters(i, self._checks_verdict(*chk)))
+            ):
+                continue
+            small.append(i)
+            packed = encode_case(case)
+            both = self.reuse_without_onednn and chk[0].backend not in ONEDNN_BACKENDS
+            threads = ran_threads[i] = self._call_threads(case, chk)
             calls.append([packed, True, threads])
             slots.append([(i, 0), (i, 1)] if both else [(i, 0)])
             if not both:
                 calls.append([packed, False, threads])
                 slots.append([(i, 1)])
-        running = None
-        if calls:
-            if self._runner is None:
-                self._runner = ThreadPoolExecutor(1, thread_name_prefix="convcheck-torch")
-            running = self._runner.submit(self._run_calls, calls, values, deadline)
+            # The calls go as soon as there are enough to keep the workers busy: they run
+            # while this thread checks the rest of the cases.
+            if len(calls) - sent >= SEND_CALLS * self.jobs:
+                running.append(self._send(calls[sent:], values, deadline))
+                sent = len(calls)
+        if len(calls) > sent:
+            running.append(self._send(calls[sent:], values, deadline))
 
         def finish() -> list[TorchVerdict]:
             results: dict[int, list[Any]] = {i: [None, None] for i in small}
-            for answer, places in zip(running.result() if running else [], slots, strict=True):
+            answers = [answer for part in running for answer in part.result()]
+            for answer, places in zip(answers, slots, strict=True):
                 for i, which in places:
                     results[i][which] = answer
             verdicts = []
@@ -283,6 +305,12 @@ class TorchJudge:
             return verdicts
 
         return finish
+
+    def _send(self, calls: list[list[Any]], values: bool, deadline: float | None) -> Future:
+        """``calls`` to the workers, after those sent before; their answers to come."""
+        if self._runner is None:
+            self._runner = ThreadPoolExecutor(1, thread_name_prefix="convcheck-torch")
+        return self._runner.submit(self._run_calls, calls, values, deadline)
 
     def _run_calls(self, calls: list[list[Any]], values: bool, deadline: float | None):
         """Each call's answer, in order (None where the deadline or a cancel cut it).
