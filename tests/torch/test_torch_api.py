@@ -221,6 +221,11 @@ def test_unknown_messages_are_reported_not_merged():
     )
     assert check == "torch.unknown:frobnication_of_tensors_failed"
     assert unknown_id("") == "torch.unknown:"
+    # A message without words is named by its error, each time (the matches are kept by
+    # the message's first line alone).
+    for error in ("RuntimeError", "ValueError", "RuntimeError"):
+        check = normalize(error, "  ", conv((1, 2, 5), (4, 2, 3)))
+        assert check == f"torch.unknown:{error.lower()}"
 
 
 def test_every_pattern_says_what_it_means():
