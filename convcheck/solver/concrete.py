@@ -143,10 +143,11 @@ def value(term: z3.ExprRef, env: dict[str, int]):
 
 
 def holds(conditions, env: dict[str, int]) -> bool:
-    """Every condition is true on ``env`` (in order: put the likeliest to fail first)."""
+    """Every condition is true on ``env`` (in order: put the likeliest to fail first, the
+    ones after it are not even looked up)."""
     try:
-        return meets([compiled(c) for c in conditions], env)
-    except Unsupported:
+        return all(compiled(c)(env) for c in conditions)
+    except (Undefined, Unsupported):
         return False
 
 
