@@ -37,7 +37,16 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def measure(revision: str, only, jobs: int, cache: str = "") -> tuple[float, float]:
+def answers(report) -> dict:
+    """The report without its times: the same for any number of workers."""
+    data = report.to_json()
+    del data["seconds"], data["cached"]
+    for site in data["sites"]:
+        del site["seconds"]
+    return data
+
+
+def measure(revision: str, only, jobs: int, cache: str = ""):
     """Solved afresh in ``jobs`` processes; ``cache`` "store": and stored, as a first
     ``convcheck prove`` of a version of the model and solver does; "read": read back, as
     every later one does."""
@@ -57,7 +66,7 @@ def measure(revision: str, only, jobs: int, cache: str = "") -> tuple[float, flo
         f"load {load:.1f} to {os.getloadavg()[0]:.1f}",
         flush=True,
     )
-    return wall, cpu
+    return wall, cpu, answers(report)
 
 
 def main() -> None:
@@ -71,11 +80,11 @@ def main() -> None:
     for revision in args.revision or ("legacy", "current"):
         ranks = args.rank or default_ranks(revision)
         only = [s for s in shapes(revision) if s.rank in ranks]
-        one_wall, one_cpu = measure(revision, only, 1)
-        many_wall, many_cpu = measure(revision, only, args.jobs, cache="store")
+        one_wall, one_cpu, one = measure(revision, only, 1)
+        many_wall, many_cpu, many = measure(revision, only, args.jobs, cache="store")
         print(
             f"{revision:<8} jobs {args.jobs} against 1: wall {one_wall / many_wall:.2f}x faster, "
-            f"cpu {many_cpu / one_cpu:.2f}x"
+            f"cpu {many_cpu / one_cpu:.2f}x, the same report: {one == many}"
         )
         measure(revision, only, args.jobs, cache="read")
         if args.no_seeds:
