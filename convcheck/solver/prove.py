@@ -174,7 +174,9 @@ def prove(
         units = unfold(
             _explore_unit,
             [(revision, i, todo[i], None, rlimit, deadline) for i in longest],
-            lambda unit, explored: [(*unit[:3], left, *unit[4:]) for left in explored.left],
+            lambda unit, explored: [
+                (*unit[:3], left, *unit[4:]) for left in (explored.left if explored else ())
+            ],
         )
         by_shape: dict[int, list[_Explored | None]] = {}
         for unit, explored in units:

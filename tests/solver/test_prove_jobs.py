@@ -67,3 +67,9 @@ def test_a_shape_cut_into_units_gives_every_site_the_same_statuses(monkeypatch):
         return {(s["site"], s["kind"]): s["status"] for s in data["sites"]}
 
     assert statuses(cut) == statuses(whole)
+
+
+def test_a_spent_time_budget_explores_nothing_and_says_so():
+    report = prove("current", seconds=0, only=[Shape(3, True, None)], jobs=1)
+    assert (report.shapes_done, report.shapes_total, report.paths) == (0, 1, 0)
+    assert not report.complete and report.sites == []
