@@ -1,6 +1,8 @@
 """Wall and CPU time of ``prove`` per revision and rank (no native judging: the solver
-alone), explored in one process and in ``--jobs`` processes, side by side; then the default
-engine's solver cases (``solver.seeds``, solved afresh, not from the cache).
+alone), explored in one process and in ``--jobs`` processes, side by side, solved afresh
+(cold); then the same report read from the disk cache, as ``convcheck prove`` does after
+the first run of a version of the model and solver (warm); then the default engine's
+solver cases (``solver.seeds``, solved afresh, not from the cache).
 
     python benchmarks/bench_prove.py [--rank 3] [--revision legacy] [--jobs 2] [--no-seeds]
 
@@ -22,6 +24,7 @@ import time
 
 from convcheck.solver import prove
 from convcheck.solver.explore import default_ranks, shapes
+from convcheck.solver.prove import solved_report
 from convcheck.solver.seeds import solve
 
 TARGETS = {"legacy": 10.0, "current": 60.0}
@@ -34,20 +37,36 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def measure(revision: str, only, jobs: int) -> tuple[float, float]:
+def answers(report) -> dict:
+    """The report without its times: the same for any number of workers."""
+    data = report.to_json()
+    del data["seconds"], data["cached"]
+    for site in data["sites"]:
+        del site["seconds"]
+    return data
+
+
+def measure(revision: str, only, jobs: int, cache: str = ""):
+    """Solved afresh in ``jobs`` processes; ``cache`` "store": and stored, as a first
+    ``convcheck prove`` of a version of the model and solver does; "read": read back, as
+    every later one does."""
     load = os.getloadavg()[0]
     wall, cpu = time.monotonic(), cpu_seconds()
-    report = prove(revision, only=only, jobs=jobs)
+    if cache:
+        report = solved_report(revision, only, fresh=cache == "store", jobs=jobs)
+    else:
+        report = prove(revision, only=only, jobs=jobs)
     wall, cpu = time.monotonic() - wall, cpu_seconds() - cpu
     counts = {k: report.count(k) for k in ("witness", "proven", "unknown")}
+    how = "warm, from the cache" if report.cached else f"jobs {jobs}"
     print(
-        f"{revision:<8} ranks {sorted({s.rank for s in only})}, jobs {jobs}: "
+        f"{revision:<8} ranks {sorted({s.rank for s in only})}, {how}: "
         f"{report.paths} paths, {len(report.sites)} sites {counts}, "
         f"wall {wall:.1f} s ({wall / TARGETS[revision]:.1f}x the target), cpu {cpu:.1f} s, "
         f"load {load:.1f} to {os.getloadavg()[0]:.1f}",
         flush=True,
     )
-    return wall, cpu
+    return wall, cpu, answers(report)
 
 
 def main() -> None:
@@ -61,12 +80,13 @@ def main() -> None:
     for revision in args.revision or ("legacy", "current"):
         ranks = args.rank or default_ranks(revision)
         only = [s for s in shapes(revision) if s.rank in ranks]
-        one_wall, one_cpu = measure(revision, only, 1)
-        many_wall, many_cpu = measure(revision, only, args.jobs)
+        one_wall, one_cpu, one = measure(revision, only, 1)
+        many_wall, many_cpu, many = measure(revision, only, args.jobs, cache="store")
         print(
             f"{revision:<8} jobs {args.jobs} against 1: wall {one_wall / many_wall:.2f}x faster, "
-            f"cpu {many_cpu / one_cpu:.2f}x"
+            f"cpu {many_cpu / one_cpu:.2f}x, the same report: {one == many}"
         )
+        measure(revision, only, args.jobs, cache="read")
         if args.no_seeds:
             continue
         started = time.monotonic()

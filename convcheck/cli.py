@@ -336,8 +336,9 @@ def cmd_ci(args, stdout: TextIO, stderr: TextIO) -> int:
 
 def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
     """Every site of the model solved: exit 0 all proven, 1 a witness or an unknown."""
-    from convcheck.solver import format_report, judge_witnesses, prove
+    from convcheck.solver import format_report, judge_witnesses
     from convcheck.solver.explore import default_ranks, shapes
+    from convcheck.solver.prove import solved_report
 
     only = [
         s for s in shapes(args.revision) if s.rank in (args.rank or default_ranks(args.revision))
@@ -351,7 +352,8 @@ def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
 
         if not torch_oracle.available():  # before the solving, not after it
             raise ConvcheckError("--against torch needs torch: pip install torch==2.13.0")
-    report = prove(args.revision, args.time, only)
+    # The proof is the model's: solved once per version of it (the judging is not cached).
+    report = solved_report(args.revision, only, args.time, fresh=args.no_cache)
     if not args.no_judge:
         with _open_judges(args, use_torch=False) as judges:
             corpus_dir = Path(args.corpus) if args.corpus else None
@@ -611,6 +613,12 @@ def _parser() -> _Parser:
         "class has its witness and rank 4 takes minutes a shape)",
     )
     prove.add_argument("--no-judge", action="store_true", help="leave the native kernel out")
+    prove.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="solve again, not from the answer this version of the model and solver left in "
+        "the cache (~/.cache/convcheck; the new answer is stored)",
+    )
     prove.add_argument("--sarif", help="also write the witnesses as SARIF to this file")
     prove.add_argument("--junit", help="also write JUnit XML (a test per site) to this file")
     prove.add_argument(

@@ -21,13 +21,16 @@ from convcheck import files
 from convcheck.errors import ConvcheckError
 from convcheck.native.build import cache_dir
 
-# What the answers are a function of: the model, the solver, C arithmetic, and the torch
-# checks that ``prove --against torch`` runs beside the model.
+# What the answers are a function of: the model (with the outcome it returns and the
+# validation of its arguments), the solver, C arithmetic, and the torch checks that
+# ``prove --against torch`` runs beside the model.
 _SOURCES = (
     "model",
     "solver",
     "fixedint.py",
     "case.py",
+    "outcome.py",
+    "validation.py",
     "torch_oracle/_checks.py",
     "torch_oracle/_fallback.py",
 )
@@ -45,11 +48,12 @@ def load(name: str):
         return None  # not solved yet here, or a file another version left half-written
 
 
-def solved(name: str, solve, encode=lambda answer: answer, decode=lambda data: data):
+def solved(name: str, solve, encode=lambda answer: answer, decode=lambda data: data, fresh=False):
     """``name``'s answer from the disk, else ``solve()``'s, which returns the answer and
     whether it is complete: one cut short (a time budget, a signal) is used, not stored.
-    ``encode`` and ``decode`` turn the answer into JSON data and back."""
-    stored = load(name)
+    ``encode`` and ``decode`` turn the answer into JSON data and back. ``fresh``: solve
+    even where an answer is stored (and store the new one)."""
+    stored = None if fresh else load(name)
     if stored is not None:
         return decode(stored)
     answer, complete = solve()

@@ -66,10 +66,21 @@ def compiled(term: z3.ExprRef):
     key = term.get_id()
     found = cache.get(key)
     if found is None:
-        found = (term, _compile(term))  # the term kept alive: its id is not reused
+        # By the term's text across contexts: each of prove's units and witnesses has a
+        # context of its own, and their paths meet the same decisions (compiling them again
+        # in every unit was 3,800 compilations instead of 700 on legacy, 3 s of CPU).
+        text = term.sexpr()
+        function = _BY_TEXT.get(text)
+        if function is None:
+            function = _BY_TEXT[text] = _compile(term)
+        found = (term, function)  # the term kept alive: its id is not reused
         cache[key] = found
     term._convcheck_compiled = found[1]
     return found[1]
+
+
+# Every term compiled in this process, by its SMT-LIB text (which names the variables).
+_BY_TEXT: dict[str, object] = {}
 
 
 def _compile(term: z3.ExprRef):
@@ -132,10 +143,11 @@ def value(term: z3.ExprRef, env: dict[str, int]):
 
 
 def holds(conditions, env: dict[str, int]) -> bool:
-    """Every condition is true on ``env`` (in order: put the likeliest to fail first)."""
+    """Every condition is true on ``env`` (in order: put the likeliest to fail first, the
+    ones after it are not even looked up)."""
     try:
-        return meets([compiled(c) for c in conditions], env)
-    except Unsupported:
+        return all(compiled(c)(env) for c in conditions)
+    except (Undefined, Unsupported):
         return False
 
 

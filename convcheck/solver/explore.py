@@ -202,6 +202,7 @@ class PathResult:
     # The C values the path computed, by site (``Op.result`` holds a ``SymInt``): what a
     # query about a value the path computed before it halted reads.
     trace: list[Op] = field(default_factory=list)
+    forks: tuple[int, ...] = ()  # where it forked off the shape's first path (``Pending``)
 
     def describe(self) -> str:
         return describe_path(self.inputs.shape, self.taken)
@@ -226,20 +227,32 @@ def ask_accepted(path: Path, run: ModelRun, shape: Shape) -> None:
 
 
 def explore(
-    revision: str, shape: Shape, rlimit: int = limits.QUERY, max_paths: int = 100_000
+    revision: str,
+    shape: Shape,
+    rlimit: int = limits.QUERY,
+    max_paths: int = 100_000,
+    stack: list[Pending] | None = None,
 ) -> Iterator[PathResult]:
-    """Run the revision's steps once per feasible path of ``shape``, depth first."""
+    """Run the revision's steps once per feasible path of ``shape``, depth first.
+
+    ``stack``: the pending paths to explore, the next one last (``prove``'s units of a
+    shape), empty for the shape's first path; what is left after ``max_paths`` paths
+    stays in the list."""
     module = model.revision_module(revision)
     inputs = Inputs.of(shape)
-    seed = limits.solver(limits.QUERY)
-    seed.add(*inputs.domain)
-    seed.check()
-    stack = [Pending((), seed.model())]
+    stack = [] if stack is None else stack
+    if not stack:
+        seed = limits.solver(limits.QUERY)
+        seed.add(*inputs.domain)
+        seed.check()
+        stack.append(Pending((), seed.model()))
     count = 0
     found: list[z3.ModelRef] = []
     while stack and count < max_paths:
         pending = stack.pop()
-        path = Path(inputs.domain, pending.prefix, pending.model, rlimit, found=found)
+        path = Path(
+            inputs.domain, pending.prefix, pending.model, rlimit, found=found, forks=pending.forks
+        )
         case = inputs.symbolic_case(path)
         run, halt, arith = None, None, Symbolic(path)
         try:
@@ -250,7 +263,14 @@ def explore(
             ask_accepted(path, run, shape)
         count += 1
         yield PathResult(
-            inputs, tuple(path.taken), path.queries, run, halt, path.unknown_branches, arith.trace
+            inputs,
+            tuple(path.taken),
+            path.queries,
+            run,
+            halt,
+            path.unknown_branches,
+            arith.trace,
+            path.forks,
         )
         # Depth first: the branch found last is nearest the leaf.
         stack.extend(path.pending)

@@ -11,9 +11,12 @@ output_padding 0, groups 1): shrunk in Python and proven smallest by plain queri
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import dataclasses
 import math
 import multiprocessing
+import queue
 import resource
 import time
 from dataclasses import dataclass, field
@@ -36,6 +39,8 @@ from convcheck.solver.symbolic import (
     UNKNOWN,
     WITNESS,
     WRAP,
+    Pending,
+    fork_order,
 )
 
 # A worse status wins when a site's paths are summed up.
@@ -105,7 +110,8 @@ class ProofReport:
     paths: int
     shapes_done: int
     shapes_total: int
-    seconds: float
+    seconds: float  # how long the solving took, also when the report is read from the cache
+    cached: bool = False  # read from the disk (``solved_report``), not solved by this run
 
     @property
     def complete(self) -> bool:
@@ -125,6 +131,7 @@ class ProofReport:
             shapes["explored"],
             shapes["total"],
             data["seconds"],
+            data["cached"],
         )
 
     def to_json(self) -> dict:
@@ -133,6 +140,7 @@ class ProofReport:
             "paths": self.paths,
             "shapes": {"explored": self.shapes_done, "total": self.shapes_total},
             "seconds": round(self.seconds, 3),
+            "cached": self.cached,
             "sites": [s.to_json() for s in self.sites],
         }
 
@@ -162,18 +170,36 @@ def prove(
     longest = list(range(len(todo)))
     if deadline is None:
         longest.sort(key=lambda i: _expected_work(todo[i]))
-    with _workers(jobs, len(todo)) as run:
-        answers = run(_explore_shape, [(revision, todo[i], rlimit, deadline) for i in longest])
-        by_shape = dict(zip(longest, answers, strict=True))
-        for shape, explored in zip(todo, (by_shape[i] for i in range(len(todo))), strict=True):
-            if explored is None:
+    with _workers(jobs) as (run, unfold):
+        units = unfold(
+            _explore_unit,
+            [(revision, i, todo[i], None, rlimit, deadline) for i in longest],
+            lambda unit, explored: [
+                (*unit[:3], left, *unit[4:]) for left in (explored.left if explored else ())
+            ],
+        )
+        by_shape: dict[int, list[_Explored | None]] = {}
+        for unit, explored in units:
+            by_shape.setdefault(unit[1], []).append(explored)
+        for index, shape in enumerate(todo):
+            parts = by_shape[index]
+            if all(part is None for part in parts):
                 continue  # time ran out before this shape began
-            done += 1
-            paths += explored.paths
-            for site, kind, path, status in explored.statuses:
-                report = sites.setdefault((site, kind), SiteReport(site, kind))
-                report.paths.append(PathStatus(path, status))
-            for key, witness in explored.witnesses.items():
+            done += None not in parts
+            explored = [part for part in parts if part is not None]
+            paths += sum(len(part.paths) for part in explored)
+            # Every path in the order of one depth-first search of the shape, whichever
+            # process explored which part: the same report from any number of workers.
+            for _, statuses in sorted(p for part in explored for p in part.paths):
+                for site, kind, path, status in statuses:
+                    report = sites.setdefault((site, kind), SiteReport(site, kind))
+                    report.paths.append(PathStatus(path, status))
+            witnesses: dict[tuple[str, str], tuple[tuple, _Witness]] = {}
+            for part in explored:
+                for key, (order, witness) in part.witnesses.items():
+                    if key not in witnesses or order < witnesses[key][0]:
+                        witnesses[key] = (order, witness)
+            for key, (_, witness) in witnesses.items():
                 first.setdefault(key, (shape, witness))
         chosen = list(first.items())
         if minimise:
@@ -209,35 +235,56 @@ class _Witness:
 
 @dataclass
 class _Explored:
-    """One shape's exploration: every (site, kind, path, status) and the first witnesses."""
+    """A unit of a shape's exploration: its paths (each with its place in the shape's
+    depth-first order, ``fork_order``, and its (site, kind, path, status) records), the
+    first witness of each site with its place, and what is left to explore, as units."""
 
-    paths: int
-    statuses: list[tuple[str, str, str, str]]
-    witnesses: dict[tuple[str, str], _Witness]
+    paths: list[tuple[tuple, list[tuple[str, str, str, str]]]]
+    witnesses: dict[tuple[str, str], tuple[tuple, _Witness]]
+    left: list[tuple[Pending, ...]]
 
 
-def _explore_shape(revision: str, shape: Shape, rlimit: int, deadline) -> _Explored | None:
+# How many paths a unit explores before what is left of it becomes two units: the
+# workers share a long shape (current's rank-5 transposed ones: 370 paths, a minute),
+# and a unit is the same work in any process, so the report does not depend on --jobs.
+_UNIT_PATHS = 24
+
+
+def _explore_unit(
+    revision: str, index: int, shape: Shape, stack, rlimit: int, deadline
+) -> _Explored | None:
+    """Explore a part of ``shape`` (``stack``, pending paths; None: from its first path) for
+    ``_UNIT_PATHS`` paths. Its z3 context is its own (``Inputs.of``), so are the inputs
+    its queries found: its answers do not depend on what the process solved before."""
     if deadline is not None and time.time() > deadline:
         return None
-    explored = _Explored(0, [], {})
+    explored = _Explored([], {}, [])
     seen: set[tuple] = set()
-    for path in explore(revision, shape, rlimit):
-        explored.paths += 1
+    left = list(stack or ())
+    for path in explore(revision, shape, rlimit, _UNIT_PATHS, left):
+        order = fork_order(path.forks)
+        statuses = []
         for q in path.queries:
             key = (q.prefix, q.site, q.kind)
             if key in seen:
                 continue
             seen.add(key)
-            explored.statuses.append((q.site, q.kind, describe_path(shape, q.prefix), q.status))
+            statuses.append((q.site, q.kind, describe_path(shape, q.prefix), q.status))
             if q.status == WITNESS and (q.site, q.kind) not in explored.witnesses:
                 query = z3.Solver()
                 query.add(*q.decisions, q.condition)
                 case = path.inputs.concrete_case(q.witness)
-                explored.witnesses[(q.site, q.kind)] = _Witness(
-                    q.prefix, case, q.witness.values, query.sexpr()
+                explored.witnesses[(q.site, q.kind)] = (
+                    order,
+                    _Witness(q.prefix, case, q.witness.values, query.sexpr()),
                 )
         if path.unknown_branches:
-            explored.statuses.append(("(branch)", UNKNOWN, path.describe(), UNKNOWN))
+            statuses.append(("(branch)", UNKNOWN, path.describe(), UNKNOWN))
+        explored.paths.append((order, statuses))
+    if left:
+        # The shallowest forks (the bottom of the stack) lead to the largest subtrees.
+        half = (len(left) + 1) // 2
+        explored.left = [tuple(part) for part in (left[:half], left[half:]) if part]
     return explored
 
 
@@ -257,22 +304,61 @@ _TASK_SECONDS = 1800
 
 
 @contextlib.contextmanager
-def _workers(jobs: int, tasks: int):
-    """``run(function, argument tuples)``: the results in order, from ``jobs`` processes
-    (spawned: z3 holds threads a fork would copy mid-state), else in this one. The pool
-    is terminated and joined on the way out, whatever happened."""
-    if jobs <= 1 or tasks <= 1:
-        yield lambda function, arguments: [function(*a) for a in arguments]
+def _workers(jobs: int):
+    """``(run, unfold)`` from ``jobs`` processes (spawned: z3 holds threads a fork would
+    copy mid-state), else in this one. ``run(function, argument tuples)``: the results in
+    order. ``unfold(function, argument tuples, more)``: every (arguments, result), where
+    ``more(arguments, result)`` gives the argument tuples of further calls, in no fixed
+    order. The pool is terminated and joined on the way out, whatever happened."""
+    if jobs <= 1:
+
+        def unfold_here(function, arguments, more):
+            todo, answers = collections.deque(arguments), []
+            while todo:
+                a = todo.popleft()
+                answers.append((a, function(*a)))
+                todo.extend(more(*answers[-1]))
+            return answers
+
+        yield (lambda function, arguments: [function(*a) for a in arguments]), unfold_here
         return
     context = multiprocessing.get_context("spawn")
-    pool = context.Pool(min(jobs, tasks), initializer=_limit_memory)
+    pool = context.Pool(jobs, initializer=_limit_memory)
     try:
 
         def run(function, arguments):
             pending = [pool.apply_async(function, a) for a in arguments]
             return [p.get(timeout=_TASK_SECONDS) for p in pending]
 
-        yield run
+        def unfold(function, arguments, more):
+            finished: queue.Queue = queue.Queue()  # (arguments, result, error), as each ends
+
+            def submit(a):
+                pool.apply_async(
+                    function,
+                    a,
+                    callback=lambda result, a=a: finished.put((a, result, None)),
+                    error_callback=lambda error, a=a: finished.put((a, None, error)),
+                )
+
+            for a in arguments:
+                submit(a)
+            outstanding, answers = len(arguments), []
+            while outstanding:
+                try:
+                    a, result, error = finished.get(timeout=_TASK_SECONDS)
+                except queue.Empty:
+                    raise multiprocessing.TimeoutError from None
+                if error is not None:
+                    raise error
+                outstanding -= 1
+                answers.append((a, result))
+                for b in more(*answers[-1]):
+                    submit(b)
+                    outstanding += 1
+            return answers
+
+        yield run, unfold
     finally:
         pool.terminate()
         pool.join()
@@ -305,18 +391,29 @@ def _gaps(revision: str, rank: int) -> list[str]:
     ]
 
 
-def solved_report(revision: str, only: list[Shape]) -> ProofReport:
-    """``prove(revision, only=only)`` solved once per version of the code on a machine,
-    then read from the disk: the solver engine's cases and the tests of its witnesses
-    share one solve (minutes on ``legacy``)."""
+def solved_report(
+    revision: str,
+    only: list[Shape],
+    seconds: float | None = None,
+    fresh: bool = False,
+    jobs: int = 2,
+) -> ProofReport:
+    """``prove(revision, seconds, only)`` solved once per version of the code on a machine,
+    then read from the disk (``cached``, with the seconds the solving took): ``convcheck
+    prove``, the solver engine's cases and the tests of its witnesses share one solve. The
+    proof is a property of the model and the solver, not of a kernel: the cache is keyed
+    by the hash of their sources and z3's version (``cache``), and a report cut short by
+    ``seconds`` is not stored. ``fresh``: solve again (and store the answer). ``jobs``
+    changes the time, never the report (``prove``)."""
     name = f"prove-{revision}-" + "-".join(
         f"{s.rank}{'t' if s.transposed else 'r'}{s.bias or ''}" for s in only
     )
     return cache.solved(
         name,
-        lambda: (report := prove(revision, only=only), report.complete),
+        lambda: (report := prove(revision, seconds, only, jobs=jobs), report.complete),
         ProofReport.to_json,
-        ProofReport.from_json,
+        lambda data: dataclasses.replace(ProofReport.from_json(data), cached=True),
+        fresh,
     )
 
 
@@ -427,9 +524,12 @@ def format_report(report: ProofReport) -> str:
     explored = f"{report.shapes_done}/{report.shapes_total} shapes"
     if not report.complete:
         explored += " (time ran out: the rest is unknown)"
+    took = f"{report.seconds:.1f} s"
+    if report.cached:
+        took = f"read from the cache (solved in {took}; --no-cache solves again)"
     lines.append(
         f"{report.revision}: {len(report.sites)} site(s), {report.paths} path(s), {explored}; "
         f"witness {report.count(WITNESS)}, proven {report.count(PROVEN)}, "
-        f"unknown {report.count(UNKNOWN)}; {report.seconds:.1f} s"
+        f"unknown {report.count(UNKNOWN)}; {took}"
     )
     return "\n".join(lines)

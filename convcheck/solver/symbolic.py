@@ -150,6 +150,9 @@ class Pending:
 
     prefix: tuple[bool, ...]
     model: Assignment | z3.ModelRef  # a Path reads a z3 model into an Assignment
+    # Where each path from the shape's first one to this one forked off its parent: the
+    # order of the depth-first search, whichever process explores the path (``fork_order``).
+    forks: tuple[int, ...] = ()
 
 
 @dataclass
@@ -168,6 +171,7 @@ class Path:
     solver: z3.Solver | None = None
     # Inputs found for earlier queries of the same shape, newest last, shared by its paths.
     found: list[Assignment] = field(default_factory=list)
+    forks: tuple[int, ...] = ()  # the path's ``Pending.forks``
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, Assignment):
@@ -240,7 +244,7 @@ class Path:
             taken = self.model.holds((condition,))
             answer, found = self.check(z3.Not(condition) if taken else condition)
             if answer == z3.sat:
-                self.pending.append(Pending((*self.taken, not taken), found))
+                self.pending.append(Pending((*self.taken, not taken), found, (*self.forks, index)))
             elif answer == z3.unknown:
                 self.unknown_branches += 1
         self._take(condition if taken else z3.Not(condition), taken)
@@ -297,6 +301,13 @@ class Path:
                 op,
             )
         )
+
+
+def fork_order(forks: tuple[int, ...]) -> tuple[int, ...]:
+    """The depth-first position of the path with these ``forks``, as a sort key: a path
+    before the paths forked off it, and of those, the one that forked last (nearest the
+    leaf) first, as the search pops them."""
+    return tuple(-i for i in forks)
 
 
 # How many earlier inputs a query tries before the solver.

@@ -1,12 +1,14 @@
 """``prove`` in worker processes gives the report one process gives."""
 
+import importlib
+
 import pytest
 
 pytest.importorskip("z3")
 
 from convcheck.solver import prove  # noqa: E402
-from convcheck.solver.explore import Shape  # noqa: E402
-from convcheck.solver.symbolic import WITNESS  # noqa: E402
+from convcheck.solver.explore import Shape, explore  # noqa: E402
+from convcheck.solver.symbolic import WITNESS, fork_order  # noqa: E402
 
 
 def shape_of(path: str) -> str:
@@ -41,3 +43,33 @@ def test_two_workers_give_the_report_of_one_and_the_simplest_shapes_witnesses():
     ]
     assert in_both and all(shape_of(s.witness_path) == regular for s in in_both)
     assert side_by_side.shapes_done == alone.shapes_done == 2
+
+
+def test_fork_order_is_the_order_of_one_depth_first_search():
+    # prove's units merge their paths by fork_order: it must be the order one search of
+    # the whole shape takes, or the report would depend on where the shape was cut.
+    paths = list(explore("current", Shape(3, True, "float32")))
+    assert len(paths) > 10 and any(len(p.forks) > 1 for p in paths)
+    orders = [fork_order(p.forks) for p in paths]
+    assert orders == sorted(orders) and len(set(orders)) == len(orders)
+
+
+def test_a_shape_cut_into_units_gives_every_site_the_same_statuses(monkeypatch):
+    only = [Shape(3, True, None)]
+    whole = answers(prove("current", only=only, jobs=1))
+    # The package's ``prove`` is the function; the module is what holds the unit size.
+    module = importlib.import_module("convcheck.solver.prove")
+    monkeypatch.setattr(module, "_UNIT_PATHS", 4)  # 51 paths: a dozen units or more
+    cut = answers(prove("current", only=only, jobs=1))
+    assert cut["paths"] == whole["paths"] > 40
+
+    def statuses(data):
+        return {(s["site"], s["kind"]): s["status"] for s in data["sites"]}
+
+    assert statuses(cut) == statuses(whole)
+
+
+def test_a_spent_time_budget_explores_nothing_and_says_so():
+    report = prove("current", seconds=0, only=[Shape(3, True, None)], jobs=1)
+    assert (report.shapes_done, report.shapes_total, report.paths) == (0, 1, 0)
+    assert not report.complete and report.sites == []

@@ -39,6 +39,17 @@ def test_prove_writes_a_test_per_site_and_a_sarif_result_per_witness(tmp_path):
     assert len(results) == sum(s["witness"] is not None for s in sites)
 
 
+def test_prove_reads_the_proof_from_the_cache_and_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONVCHECK_CACHE", str(tmp_path))
+    argv = ("prove", "--revision", "current", "--rank", 3, "--no-judge", "--json")
+    solved, read, again = (json.loads(run(*argv, *more)[1]) for more in ((), (), ("--no-cache",)))
+    assert (solved["cached"], read["cached"], again["cached"]) == (False, True, False)
+    assert read["sites"] == solved["sites"] and read["seconds"] == solved["seconds"]
+    assert list(tmp_path.glob("solver-prove-current-*.json"))
+    code, out, _ = run(*argv[:-1])
+    assert code == 0 and "read from the cache (solved in" in out
+
+
 def test_an_unwritable_report_file_fails_before_solving(tmp_path):
     (tmp_path / "file").write_text("")
     code, _, err = run("prove", "--revision", "current", "--sarif", tmp_path / "file" / "x")
