@@ -55,7 +55,10 @@ def solved(name: str, solve, encode=lambda answer: answer, decode=lambda data: d
     even where an answer is stored (and store the new one)."""
     stored = None if fresh else load(name)
     if stored is not None:
-        return decode(stored)
+        try:
+            return decode(stored)
+        except (KeyError, TypeError, ValueError):
+            pass  # a file of another shape (edited, or a bug's): solved again, replaced
     answer, complete = solve()
     if complete:
         store(name, encode(answer))

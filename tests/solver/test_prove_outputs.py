@@ -50,6 +50,17 @@ def test_prove_reads_the_proof_from_the_cache_and_says_so(tmp_path, monkeypatch)
     assert code == 0 and "read from the cache (solved in" in out
 
 
+def test_a_cached_proof_of_another_shape_is_solved_again_and_replaced(tmp_path, monkeypatch):
+    monkeypatch.setenv("CONVCHECK_CACHE", str(tmp_path))
+    argv = ("prove", "--revision", "current", "--rank", 3, "--no-judge", "--json")
+    assert run(*argv)[0] == 0
+    (stored,) = tmp_path.glob("solver-prove-current-*.json")
+    stored.write_text('{"sites": 1}')
+    code, out, err = run(*argv)
+    assert (code, err, json.loads(out)["cached"]) == (0, "", False)
+    assert json.loads(run(*argv)[1])["cached"]
+
+
 def test_an_unwritable_report_file_fails_before_solving(tmp_path):
     (tmp_path / "file").write_text("")
     code, _, err = run("prove", "--revision", "current", "--sarif", tmp_path / "file" / "x")
