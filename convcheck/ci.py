@@ -61,7 +61,11 @@ def run_ci(
     progress: TextIO,
     minimize_seconds: float | None = None,
     torch_dir: Path | None = None,
+    shards: int = 1,
 ) -> CiResult:
+    """Replay ``entries``, prove ``current``'s 1-D sites, then a campaign per engine, each
+    judged in ``shards`` processes from 2 on (as ``fuzz --jobs``), on its share of
+    ``budget``."""
     progress.write(
         f"replaying {len(entries)} corpus entries on {judges.target or judges.revision}\n"
     )
@@ -84,7 +88,9 @@ def run_ci(
             continue
         progress.write(f"campaign: {name} engine for {share.describe()}\n")
         with Progress(progress, share, name) as shown:
-            run = campaign.Campaign(judges, new_dir, meta, shown, known, share, torch_dir)
+            run = campaign.Campaign(
+                judges, new_dir, meta, shown, known, share, torch_dir, shards=shards
+            )
             run.explore(name, seed)
             run.minimize_all(only=lambda f: f.about_kernel, seconds=minimize_seconds)
         new = run.new_findings()

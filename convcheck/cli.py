@@ -317,6 +317,7 @@ def cmd_ci(args, stdout: TextIO, stderr: TextIO) -> int:
             stderr,
             args.minimize_time,
             args.torch_bugs and Path(args.torch_bugs),
+            shards=args.jobs,
         )
     stdout.write(format_ci(result, args.show_torch_bugs) + "\n")
     _unknown_ids(judges, stdout)
@@ -455,8 +456,8 @@ def _judges(parser: argparse.ArgumentParser, torch_flag: bool = True) -> None:
         "--jobs",
         type=_checked("jobs", int, check_positive_int),
         default=1,
-        help="worker processes per judge; fuzz: processes that each judge a share of the "
-        "cases with one worker per judge",
+        help="worker processes per judge; fuzz and ci's campaigns: processes that each judge "
+        "a share of the cases with one worker per judge",
     )
     parser.add_argument(
         "--timeout",

@@ -116,6 +116,24 @@ def test_ci_on_current_passes_and_writes_junit_and_sarif(legacy_corpus, tmp_path
     assert json.loads((tmp_path / "results.sarif").read_text())["version"] == "2.1.0"
 
 
+def test_ci_with_jobs_2_judges_its_campaigns_in_shards(legacy_corpus, tmp_path, monkeypatch):
+    from convcheck import shards
+
+    made, real = [], shards.Shards.__init__
+
+    def counted(self, judges, count):
+        made.append(count)
+        real(self, judges, count)
+
+    monkeypatch.setattr(shards.Shards, "__init__", counted)
+    argv = ("ci", "--revision", "legacy", "--no-torch", "--cases", 512, "--jobs", 2)
+    code, out, _ = run(*argv, "--corpus", legacy_corpus, "--results", tmp_path)
+    assert code == 1 and "verdict: FAILED" in out
+    assert made and set(made) == {2}, made
+    suite = ET.parse(tmp_path / "junit.xml").getroot()
+    assert [c.get("name") for c in suite.iter("testcase") if c.find("failure") is not None]
+
+
 def test_ci_on_legacy_fails_with_findings_in_sarif(legacy_corpus, tmp_path):
     code, out, _ = run(
         "ci",
