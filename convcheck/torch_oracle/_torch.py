@@ -138,8 +138,12 @@ class _Settings:
             torch._C._set_mkldnn_enabled(self.onednn)
 
     def __exit__(self, *exc_info: object) -> None:
-        torch = torch_module()
         old_threads, old_onednn = self.old
+        # Nothing set, nothing to restore (what runs inside sets neither): two reads of
+        # torch's state saved in most of the check path's questions.
+        if old_threads == self.threads and old_onednn == self.onednn:
+            return
+        torch = torch_module()
         if _onednn_enabled() != old_onednn:
             torch._C._set_mkldnn_enabled(old_onednn)
         if torch.get_num_threads() != old_threads:
