@@ -99,11 +99,13 @@ def test_a_shard_killed_mid_campaign_costs_its_cases_not_the_campaign(tmp_path):
         threading.Thread(target=kill_soon, args=(kills[-1],)).start()
 
     with Judges("legacy", jobs=2, use_torch=False) as judges:
-        run = Campaign(judges, folder, progress=progress, budget=Budget(cases=3000), shards=2)
+        # Cases enough that the campaign is still judging when the kill lands, however
+        # fast the machine (a kill after the end proves nothing).
+        run = Campaign(judges, folder, progress=progress, budget=Budget(cases=20000), shards=2)
         random_engine.explore(run, 1, solved=False)
     assert kills and run.shard_failures, "no shard was killed while it judged"
     assert "SIGKILL" in run.shard_failures[0]
-    assert run.stats.cases == 3000  # the lost cases were made up by later batches
+    assert run.stats.cases == 20000  # the lost cases were made up by later batches
     assert on_disk_at_kill, "nothing was written before the kill: the test proves nothing"
     for name, text in on_disk_at_kill.items():
         assert (folder / name).read_text() == text

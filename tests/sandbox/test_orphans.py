@@ -95,14 +95,19 @@ def test_the_atheris_child_and_its_workers_die_with_the_campaign(tmp_path):
         command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
+        # The tree as it stood when the workers were seen: read again, a worker could be
+        # between a restart and its replacement.
+        tree: set[int] = set()
 
         def fuzzing() -> bool:
-            tree = _descendants(campaign.pid)
-            libfuzzer = [pid for pid in tree if "convcheck.engines._atheris_child" in _cmdline(pid)]
-            return bool(libfuzzer) and bool(_descendants(libfuzzer[0]))
+            now = _descendants(campaign.pid)
+            libfuzzer = [pid for pid in now if "convcheck.engines._atheris_child" in _cmdline(pid)]
+            workers = _descendants(libfuzzer[0]) if libfuzzer else set()
+            if workers:
+                tree.update(now | workers)
+            return bool(workers)
 
         _wait_until(fuzzing, "libFuzzer running with its workers")
-        tree = _descendants(campaign.pid)
     finally:
         campaign.kill()
         campaign.wait()
