@@ -16,15 +16,18 @@ import contextlib
 import dataclasses
 import math
 import multiprocessing
-import queue
 import resource
 import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import TimeoutError as FuturesTimeout
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 import z3
 
 from convcheck import model
 from convcheck.case import Case
+from convcheck.errors import ConvcheckError
 from convcheck.fixedint import INT64_MAX
 from convcheck.outcome import ACCEPT
 from convcheck.solver import cache, limits
@@ -322,46 +325,55 @@ def _workers(jobs: int):
 
         yield (lambda function, arguments: [function(*a) for a in arguments]), unfold_here
         return
-    context = multiprocessing.get_context("spawn")
-    pool = context.Pool(jobs, initializer=_limit_memory)
+    # Not multiprocessing.Pool: it replaces a worker that died (an abort in z3, the
+    # address-space limit) and its task never ends. Here the pool breaks at once.
+    before = set(multiprocessing.active_children())
+    pool = ProcessPoolExecutor(
+        jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_limit_memory
+    )
     try:
 
         def run(function, arguments):
-            pending = [pool.apply_async(function, a) for a in arguments]
-            return [p.get(timeout=_TASK_SECONDS) for p in pending]
+            pending = [pool.submit(function, *a) for a in arguments]
+            return [_result(p) for p in pending]
 
         def unfold(function, arguments, more):
-            finished: queue.Queue = queue.Queue()  # (arguments, result, error), as each ends
-
-            def submit(a):
-                pool.apply_async(
-                    function,
-                    a,
-                    callback=lambda result, a=a: finished.put((a, result, None)),
-                    error_callback=lambda error, a=a: finished.put((a, None, error)),
-                )
-
-            for a in arguments:
-                submit(a)
-            outstanding, answers = len(arguments), []
-            while outstanding:
-                try:
-                    a, result, error = finished.get(timeout=_TASK_SECONDS)
-                except queue.Empty:
-                    raise multiprocessing.TimeoutError from None
-                if error is not None:
-                    raise error
-                outstanding -= 1
-                answers.append((a, result))
-                for b in more(*answers[-1]):
-                    submit(b)
-                    outstanding += 1
+            running = {pool.submit(function, *a): a for a in arguments}
+            answers = []
+            while running:
+                done, _ = wait(running, timeout=_TASK_SECONDS, return_when=FIRST_COMPLETED)
+                if not done:
+                    raise ConvcheckError(f"prove: no solver task ended in {_TASK_SECONDS} s")
+                for future in done:
+                    answers.append((running.pop(future), _result(future)))
+                    for b in more(*answers[-1]):
+                        running[pool.submit(function, *b)] = b
             return answers
 
         yield run, unfold
     finally:
-        pool.terminate()
-        pool.join()
+        pool.shutdown(wait=False, cancel_futures=True)
+        _kill_children_since(before)  # the executor cannot stop a busy worker
+        pool.shutdown(wait=True)
+        _kill_children_since(before)  # one its thread started meanwhile (a broken pool)
+
+
+def _kill_children_since(before: set) -> None:
+    for worker in set(multiprocessing.active_children()) - before:
+        worker.kill()
+        worker.join()
+
+
+def _result(future):
+    try:
+        return future.result(timeout=_TASK_SECONDS)
+    except BrokenProcessPool:
+        raise ConvcheckError(
+            "prove: a solver process died (out of memory, or z3 aborted); "
+            "--jobs 1 runs in this process and shows where"
+        ) from None
+    except FuturesTimeout:
+        raise ConvcheckError(f"prove: a solver task ran past {_TASK_SECONDS} s") from None
 
 
 def _limit_memory() -> None:

@@ -73,3 +73,31 @@ def test_a_spent_time_budget_explores_nothing_and_says_so():
     report = prove("current", seconds=0, only=[Shape(3, True, None)], jobs=1)
     assert (report.shapes_done, report.shapes_total, report.paths) == (0, 1, 0)
     assert not report.complete and report.sites == []
+
+
+@pytest.mark.parametrize("use", ["run", "unfold"])
+def test_a_solver_process_that_dies_is_an_error_not_a_wait(use):
+    """A worker killed mid-task (z3 aborting, the memory limit) ends the proof at once
+    with a clear error (multiprocessing.Pool would wait for it for half an hour), and
+    leaves no process behind."""
+    import multiprocessing
+    import os
+    import time
+
+    from convcheck.errors import ConvcheckError
+
+    workers = importlib.import_module("convcheck.solver.prove")._workers
+    before = set(multiprocessing.active_children())
+    with pytest.raises(ConvcheckError, match="a solver process died"):
+        with workers(2) as (run, unfold):
+            if use == "run":
+                run(os.abort, [()])
+            else:
+                unfold(os.abort, [()], lambda arguments, result: [])
+    # A worker the broken pool was still stopping may take a moment to end (a bound for
+    # a stuck test, not a speed check).
+    for _ in range(100):
+        if not set(multiprocessing.active_children()) - before:
+            break
+        time.sleep(0.05)
+    assert set(multiprocessing.active_children()) <= before
