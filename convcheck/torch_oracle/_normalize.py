@@ -10,6 +10,7 @@ with another id.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -306,19 +307,17 @@ def unknown_id(message: str) -> str:
 def normalize(error: str, message: str, case: Case) -> str:
     """A stable check id for what torch raised on ``case``."""
     first = message.strip().splitlines()[0] if message.strip() else ""
-    found = _MATCHED.get(first)
-    if found is None:
-        found = _match(first)
-        if len(_MATCHED) >= _MATCHED_KEPT:
-            _MATCHED.clear()
-        _MATCHED[first] = found
-    m, pattern = found
+    m, pattern = _match(first)
     if pattern is None:
         return unknown_id(f"{error} {first}" if not first else first)
     check = pattern.check
     return check if isinstance(check, str) else check(m, case)
 
 
+# Kept by first line: the check path raises on half of a campaign's cases, and every other
+# one repeats a message met before (the sizes it names included); each new one is tried
+# against the 35 patterns in turn.
+@functools.lru_cache(maxsize=8192)
 def _match(first: str) -> tuple[re.Match | None, Pattern | None]:
     """The first pattern that matches a message's first line, and its match."""
     for regex, pattern in _COMPILED:
@@ -326,13 +325,6 @@ def _match(first: str) -> tuple[re.Match | None, Pattern | None]:
         if m is not None:
             return m, pattern
     return None, None
-
-
-# The patterns' matches by first line: the check path raises on half of a campaign's
-# cases, and every other one repeats a message met before (the sizes it names included);
-# each new one is tried against the 35 patterns in turn.
-_MATCHED: dict[str, tuple[re.Match | None, Pattern | None]] = {}
-_MATCHED_KEPT = 8192
 
 
 def is_unknown(check: str | None) -> bool:
