@@ -16,7 +16,7 @@ def running(pid: int) -> bool:
     """Alive: neither gone nor a zombie."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone before, or while, it was read
         return False
     return stat.rpartition(")")[2].split()[0] != "Z"
 
