@@ -33,6 +33,7 @@ from typing import Any
 
 from convcheck.case import Case
 from convcheck.fixedint import INT32_MAX
+from convcheck.frozen import frozen
 from convcheck.outcome import ACCEPT, REJECT, Outcome
 
 __all__ = ["DIFFERENCES", "Difference", "explain_difference"]
@@ -49,7 +50,7 @@ class Difference:
         return f"intentional difference {self.name}: {self.reason}"
 
 
-@dataclass(frozen=True)
+@frozen
 class _Context:
     case: Case
     revision: str

@@ -178,12 +178,15 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
     ``explain_difference(case, revision, kernel, torch, verdict)`` returns a truthy value
     when an intentional difference explains why the kernel and torch disagree.
     """
-    case, out = j.case, j.outcomes()
+    case = j.case
     found: list[Finding] = []
+    out: dict[str, Outcome] = {}  # every judge's, gathered at the first finding (most have none)
 
     def add(kind: FindingKind, signature: tuple[str, ...], explanation: str) -> None:
         signature = (kind.value, *signature)
         if all(f.signature != signature for f in found):
+            if not out:
+                out.update(j.outcomes())
             found.append(Finding(kind, signature, case, out, explanation))
 
     for mf in j.model_findings:

@@ -34,24 +34,23 @@ class RandomSource:
     def __init__(self, seed: int) -> None:
         self._random = random.Random(seed)
         self._bits = self._random.getrandbits
+        self._float = self._random.random
 
-    def _below(self, n: int) -> int:
-        """``randrange(n)`` for n >= 1: the fewest random bits that can hold n - 1, drawn
-        again until below n."""
+    def integer(self, low: int, high: int) -> int:
+        # ``randrange``'s draw for n >= 1: the fewest random bits that can hold n - 1,
+        # drawn again until below n (inline: a frame a draw, some forty a case).
+        n = high - low + 1
         k = n.bit_length()
         r = self._bits(k)
         while r >= n:
             r = self._bits(k)
-        return r
-
-    def integer(self, low: int, high: int) -> int:
-        return low + self._below(high - low + 1)
+        return low + r
 
     def choice(self, options: tuple):
-        return options[self._below(len(options))]
+        return options[self.integer(0, len(options) - 1)]
 
     def chance(self, p: float) -> bool:
-        return self._random.random() < p
+        return self._float() < p
 
 
 _POWERS = tuple(2**k for k in (8, 15, 16, 30, 31, 32, 40, 61, 62))

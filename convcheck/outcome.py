@@ -10,8 +10,9 @@ and ``tool_error``, convcheck's own code failed on the case (nothing about the k
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import Any
+
+from convcheck.frozen import frozen
 
 ACCEPT = "accept"
 REJECT = "reject"
@@ -21,7 +22,7 @@ ABI_VIOLATION = "abi-violation"
 TOOL_ERROR = "tool-error"
 
 
-@dataclass(frozen=True)
+@frozen
 class Outcome:
     verdict: str
     check: str | None = None

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from convcheck.case import Case, TensorSpec, channels_last_order, contiguous_order
 from convcheck.fixedint import Arith, NarrowEvent, Op, UbEvent
+from convcheck.frozen import frozen
 from convcheck.outcome import Outcome
 
 
@@ -61,7 +61,7 @@ class StepTrace(NamedTuple):
     in_loops: bool
 
 
-@dataclass(frozen=True)
+@frozen
 class ModelRun:
     """One run of a revision's steps over one case, under one arithmetic."""
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from convcheck.case import DTYPE_SIZES, TensorSpec
 from convcheck.fixedint import INT64_MAX, INT64_MIN, UINT64_MAX, Wrapping
+from convcheck.frozen import frozen
 
 # c10::SymInt cannot hold an int below this: such a size in a view fails with
 # "IntArrayRef contains an int that cannot be represented as a SymInt".
@@ -79,7 +79,7 @@ def fmt_x(values: Sequence[int]) -> str:
     return " x ".join(str(v) for v in values)
 
 
-@dataclass(frozen=True)
+@frozen
 class Params:
     """``ConvParams`` after ``expand_param_if_needed``: one value per spatial dim."""
 

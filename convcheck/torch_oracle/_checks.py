@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from convcheck.case import DTYPE_SIZES, Case
+from convcheck.frozen import frozen
 from convcheck.outcome import Outcome
 from convcheck.torch_oracle import _torch
 from convcheck.torch_oracle._aten import (
@@ -50,7 +51,7 @@ from convcheck.torch_oracle._backends import (
 from convcheck.torch_oracle._normalize import normalize
 
 
-@dataclass(frozen=True)
+@frozen
 class CheckResult:
     outcome: Outcome
     backend: str  # "" when rejected before a backend was chosen
