@@ -8,7 +8,11 @@
    as before (one process judges) and in shards (``convcheck.shards``). Beside each rate, the
    CPU time per case of the parent process and of its workers: on a shared machine the
    rate follows the load, while the CPU a case costs barely does, and 2 cores give at
-   most 2 s of CPU a second.
+   most 2 s of CPU a second. The 2 shards' ratio to the model alone is about
+   ``cores * m / (m + r)``, with ``m`` the CPU a case's generation and model cost (the
+   model-alone row's parent column) and ``r`` all the rest (check path, workers, native
+   thread): ``m`` is in both rates, so making generation or the model faster lowers the
+   ratio while it raises both rates; at 1.93 cores busy, 0.5 needs ``m + r <= 3.86 m``.
 2. Minimising: the seconds each finding of a seeded legacy campaign took to shrink.
 3. ``convcheck judge case.json``: wall time of a warm run (the second of two).
 

@@ -81,9 +81,9 @@ class TensorSpec:
     dtype: str = "float32"
     dim_order: tuple[int, ...] | None = None  # None: contiguous
 
-    # By hand, not dataclass's: a frozen dataclass's ``__init__`` sets each field through
-    # ``object.__setattr__`` (a __post_init__ then set two again); writing the instance's
-    # dict is the same state, in half the time (a campaign makes four specs a case).
+    # Written as ``convcheck.frozen`` writes one (the instance's dict, not a call of
+    # ``object.__setattr__`` per field), by hand since it reads its arguments first:
+    # 0.7 us a spec against 1.2, and a campaign makes four specs a case.
     def __init__(
         self,
         sizes: tuple[int, ...],
