@@ -121,6 +121,10 @@ def _expression(node: z3.ExprRef, args: list[str]) -> str:
         return f"env.get({node.decl().name()!r}, 0)"
     if kind in _NARY and args:
         return "(" + _NARY[kind].join(args) + ")"
+    if kind in (z3.Z3_OP_IDIV, z3.Z3_OP_MOD) and _positive_constant(node.arg(1)):
+        # A wrap's modulo by 2^N (most of a query's work): Euclidean and floored division
+        # agree for a positive divisor, so Python's own operators, without a call.
+        return f"({args[0]} {'//' if kind == z3.Z3_OP_IDIV else '%'} {args[1]})"
     if kind in _BINARY and len(args) == 2:
         op = _BINARY[kind]
         return (
@@ -135,6 +139,10 @@ def _expression(node: z3.ExprRef, args: list[str]) -> str:
     if kind == z3.Z3_OP_IMPLIES and len(args) == 2:
         return f"((not {args[0]}) or {args[1]})"
     raise Unsupported(str(node.decl()))
+
+
+def _positive_constant(node: z3.ExprRef) -> bool:
+    return z3.is_int_value(node) and node.as_long() > 0
 
 
 def value(term: z3.ExprRef, env: dict[str, int]):

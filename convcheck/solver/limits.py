@@ -34,6 +34,14 @@ QUICK = 30_000
 # satisfiable queries within 2 M steps; past that, a fresh solver (which keeps z3's
 # non-incremental tactics) mostly answers within 1 M where the incremental one ran out.
 INCREMENTAL = 3_000_000
+# A fresh solver without Groebner bases (``arith.nl.grobner``), where the incremental one
+# ran out, before the fresh one with them (``QUERY``): on legacy rank 3 it answered 8 of
+# the 9 such queries within 0.3 M steps, the branch left unknown after 16 M steps with
+# them among them (the ninth: the fresh one with them, in 0.2 M).
+NO_GROEBNER = 1_000_000
+# The same before the incremental solver, on a path with size_t (modulo 2^64) values
+# (``Path.wrapped_size_t``): legacy's satisfiable answers there took at most 0.3 M steps.
+NO_GROEBNER_FIRST = 300_000
 # The default engine's seeds and the band cases: half a query (the old 1 s).
 CHEAP = QUERY // 2
 # One bounded tier of ``Optimize`` (the old 2 s): the bounded witnesses needed at most 4 M.
@@ -47,7 +55,7 @@ SHRINK = 1_000_000
 MINIMISE = 12_000_000
 
 
-def solver(rlimit: int) -> z3.Solver:
+def solver(rlimit: int, groebner: bool = True) -> z3.Solver:
     """z3's SMT core, for one query or for push and pop.
 
     Not ``z3.Solver()``: without a push it runs z3's ``qfnia`` strategy, which gives the
@@ -59,6 +67,8 @@ def solver(rlimit: int) -> z3.Solver:
     """
     s = z3.SimpleSolver()
     s.set("rlimit", rlimit)
+    if not groebner:
+        s.set("arith.nl.grobner", False)
     return s
 
 

@@ -158,7 +158,7 @@ def prove(
 ) -> ProofReport:
     """Explore every shape (or ``only``) until ``seconds``; one report per site and kind.
 
-    The shapes are independent, so ``jobs`` processes explore them (and then minimise the
+    The shapes are independent, so ``jobs`` processes explore them (and minimise the
     witnesses) side by side; each report is merged in shape order, so the witness a site
     keeps is the one of its simplest shape, whichever process finished first.
     """
@@ -173,17 +173,43 @@ def prove(
     longest = list(range(len(todo)))
     if deadline is None:
         longest.sort(key=lambda i: _expected_work(todo[i]))
+    by_shape: dict[int, list[_Explored | None]] = {i: [] for i in range(len(todo))}
+    running = [1] * len(todo)  # each shape's units not yet explored
+    minimised: dict[tuple[str, str], tuple] = {}  # (found, seconds) by site and kind
+    settled: list[int] = []  # the shapes whose witnesses are in ``first``, in order
+
+    def settle() -> list[tuple]:
+        """The witnesses of the shapes explored in full, up to the first shape that is
+        not: they are the report's (the simplest shape's witness), so they are minimised
+        at once, beside the exploration of the longer shapes (legacy: 23 of 27)."""
+        tasks = []
+        while len(settled) < len(todo):
+            index = len(settled)
+            if running[index] or None in by_shape[index]:
+                break
+            settled.append(index)
+            for key, witness in _first_witnesses(by_shape[index]).items():
+                if key not in first:
+                    first[key] = (todo[index], witness)
+                    if minimise:
+                        tasks.append((_minimise, todo[index], witness, key))
+        return tasks
+
+    def more(task, result):
+        if task[0] is _minimise:
+            minimised[task[3]] = result
+            return []
+        _, _, index, shape, _, *rest = task
+        by_shape[index].append(result)
+        left = result.left if result is not None else ()
+        running[index] += len(left) - 1
+        units = [(_explore_unit, revision, index, shape, part, *rest) for part in left]
+        return units + (settle() if not running[index] else [])
+
     with _workers(jobs) as (run, unfold):
-        units = unfold(
-            _explore_unit,
-            [(revision, i, todo[i], None, rlimit, deadline) for i in longest],
-            lambda unit, explored: [
-                (*unit[:3], left, *unit[4:]) for left in (explored.left if explored else ())
-            ],
+        unfold(
+            [(_explore_unit, revision, i, todo[i], None, rlimit, deadline) for i in longest], more
         )
-        by_shape: dict[int, list[_Explored | None]] = {}
-        for unit, explored in units:
-            by_shape.setdefault(unit[1], []).append(explored)
         for index, shape in enumerate(todo):
             parts = by_shape[index]
             if all(part is None for part in parts):
@@ -197,19 +223,14 @@ def prove(
                 for site, kind, path, status in statuses:
                     report = sites.setdefault((site, kind), SiteReport(site, kind))
                     report.paths.append(PathStatus(path, status))
-            witnesses: dict[tuple[str, str], tuple[tuple, _Witness]] = {}
-            for part in explored:
-                for key, (order, witness) in part.witnesses.items():
-                    if key not in witnesses or order < witnesses[key][0]:
-                        witnesses[key] = (order, witness)
-            for key, (_, witness) in witnesses.items():
+            for key, witness in _first_witnesses(explored).items():
                 first.setdefault(key, (shape, witness))
         chosen = list(first.items())
-        if minimise:
-            minimised = run(_minimise, [(s, w) for _, (s, w) in chosen])
-        else:  # no process is asked for nothing
-            minimised = [(None, 0.0)] * len(chosen)
-        for (key, (shape, witness)), (found, took) in zip(chosen, minimised, strict=True):
+        rest = [(s, w, key) for key, (s, w) in chosen if key not in minimised]
+        if minimise and rest:  # the witnesses of shapes after one cut short by the time
+            minimised.update(zip((key for *_, key in rest), run(_minimise, rest), strict=True))
+        for key, (shape, witness) in chosen:
+            found, took = minimised.get(key, (None, 0.0))
             report = sites[key]
             report.witness = found or witness.case
             report.witness_path = describe_path(shape, witness.prefix)
@@ -217,6 +238,17 @@ def prove(
             report.seconds = took
     ordered = sorted(sites.values(), key=lambda s: (-_RANK[s.status], s.site, s.kind))
     return ProofReport(revision, ordered, paths, done, len(todo), time.monotonic() - started)
+
+
+def _first_witnesses(explored) -> dict[tuple[str, str], _Witness]:
+    """The shape's first witness of each site, in the order of one depth-first search of
+    it, from its units (``None``: one the time budget stopped)."""
+    witnesses: dict[tuple[str, str], tuple[tuple, _Witness]] = {}
+    for part in explored:
+        for key, (order, witness) in part.witnesses.items() if part is not None else ():
+            if key not in witnesses or order < witnesses[key][0]:
+                witnesses[key] = (order, witness)
+    return {key: witness for key, (_, witness) in witnesses.items()}
 
 
 def _expected_work(shape: Shape) -> tuple:
@@ -291,9 +323,9 @@ def _explore_unit(
     return explored
 
 
-def _minimise(shape: Shape, witness: _Witness):
+def _minimise(shape: Shape, witness: _Witness, key=None):
     """The minimised input of ``witness`` (None when out of time), and the seconds it
-    took."""
+    took. ``key``, the site's, is not read here: it names the task for ``prove``."""
     clock = time.monotonic()
     inputs = Inputs.of(shape)
     *decisions, condition = z3.parse_smt2_string(witness.query)
@@ -310,18 +342,16 @@ _TASK_SECONDS = 1800
 def _workers(jobs: int):
     """``(run, unfold)`` from ``jobs`` processes (spawned: z3 holds threads a fork would
     copy mid-state), else in this one. ``run(function, argument tuples)``: the results in
-    order. ``unfold(function, argument tuples, more)``: every (arguments, result), where
-    ``more(arguments, result)`` gives the argument tuples of further calls, in no fixed
-    order. The pool is terminated and joined on the way out, whatever happened."""
+    order. ``unfold(tasks, more)``, a task being ``(function, *arguments)``: runs every
+    task, where ``more(task, result)`` (called here, as each ends) gives further tasks, in
+    no fixed order. The pool is terminated and joined on the way out, whatever happened."""
     if jobs <= 1:
 
-        def unfold_here(function, arguments, more):
-            todo, answers = collections.deque(arguments), []
+        def unfold_here(tasks, more):
+            todo = collections.deque(tasks)
             while todo:
-                a = todo.popleft()
-                answers.append((a, function(*a)))
-                todo.extend(more(*answers[-1]))
-            return answers
+                task = todo.popleft()
+                todo.extend(more(task, task[0](*task[1:])))
 
         yield (lambda function, arguments: [function(*a) for a in arguments]), unfold_here
         return
@@ -337,18 +367,15 @@ def _workers(jobs: int):
             pending = [pool.submit(function, *a) for a in arguments]
             return [_result(p) for p in pending]
 
-        def unfold(function, arguments, more):
-            running = {pool.submit(function, *a): a for a in arguments}
-            answers = []
+        def unfold(tasks, more):
+            running = {pool.submit(*task): task for task in tasks}
             while running:
                 done, _ = wait(running, timeout=_TASK_SECONDS, return_when=FIRST_COMPLETED)
                 if not done:
                     raise ConvcheckError(f"prove: no solver task ended in {_TASK_SECONDS} s")
                 for future in done:
-                    answers.append((running.pop(future), _result(future)))
-                    for b in more(*answers[-1]):
-                        running[pool.submit(function, *b)] = b
-            return answers
+                    for task in more(running.pop(future), _result(future)):
+                        running[pool.submit(*task)] = task
 
         yield run, unfold
     finally:

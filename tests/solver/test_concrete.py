@@ -25,6 +25,11 @@ def test_terms_evaluate_as_z3_evaluates_them():
         z3.Distinct(x, y),
         z3.Implies(x > 0, y > 0),
         z3.simplify((x * y + 2**31) % 2**32 - 2**31),  # a narrowing, as Symbolic writes it
+        # By a constant: Python's own // and % for a positive one, z3's rules for the rest.
+        x / 7,
+        x % 7,
+        x / -7,
+        x % -7,
     ]
     rnd = random.Random(1)
     compared = 0

@@ -93,7 +93,7 @@ def test_a_solver_process_that_dies_is_an_error_not_a_wait(use):
             if use == "run":
                 run(os.abort, [()])
             else:
-                unfold(os.abort, [()], lambda arguments, result: [])
+                unfold([(os.abort,)], lambda task, result: [])
     # A worker the broken pool was still stopping may take a moment to end (a bound for
     # a stuck test, not a speed check).
     for _ in range(100):
