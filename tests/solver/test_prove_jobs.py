@@ -101,3 +101,35 @@ def test_a_solver_process_that_dies_is_an_error_not_a_wait(use):
             break
         time.sleep(0.05)
     assert set(multiprocessing.active_children()) <= before
+
+
+def test_a_shape_cut_short_by_the_time_keeps_its_witnesses_minimised(monkeypatch):
+    """The time runs out inside a shape: the paths its first units explored are reported,
+    and their witnesses are minimised at the end (the shape never settles, so ``settle``
+    does not hand them out), each still misbehaving at its site in the concrete model."""
+    module = importlib.import_module("convcheck.solver.prove")
+    monkeypatch.setattr(module, "_UNIT_PATHS", 4)
+    explore_unit, units = module._explore_unit, []
+
+    def two_units_in_time(revision, index, shape, stack, rlimit, deadline):
+        units.append(stack)
+        # A deadline long past from the third unit on: what a clock running out does.
+        return explore_unit(revision, index, shape, stack, rlimit, 0.0 if len(units) > 2 else None)
+
+    monkeypatch.setattr(module, "_explore_unit", two_units_in_time)
+
+    def witnesses(minimise: bool):
+        units.clear()
+        report = prove(
+            "legacy", seconds=3600, only=[Shape(3, False, None)], jobs=1, minimise=minimise
+        )
+        assert len(units) > 2  # the shape had more to explore than the time allowed
+        assert (report.shapes_done, report.shapes_total) == (0, 1) and not report.complete
+        assert 0 < report.paths <= 2 * 4
+        witnessed = [site for site in report.sites if site.status == WITNESS]
+        assert witnessed and all(site.agrees for site in witnessed)
+        return {site.site: site.witness for site in witnessed}
+
+    minimised, found = witnesses(True), witnesses(False)
+    assert minimised.keys() == found.keys()
+    assert minimised != found  # the paths' own inputs were shrunk, not kept
