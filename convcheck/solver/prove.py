@@ -192,12 +192,13 @@ def prove(
                 if key not in first:
                     first[key] = (todo[index], witness)
                     if minimise:
-                        tasks.append((_minimise, todo[index], witness, key))
+                        tasks.append((_minimise, key, todo[index], witness))
         return tasks
 
     def more(task, result):
         if task[0] is _minimise:
-            minimised[task[3]] = result
+            key, answer = result
+            minimised[key] = answer
             return []
         _, _, index, shape, _, *rest = task
         by_shape[index].append(result)
@@ -223,12 +224,13 @@ def prove(
                 for site, kind, path, status in statuses:
                     report = sites.setdefault((site, kind), SiteReport(site, kind))
                     report.paths.append(PathStatus(path, status))
-            for key, witness in _first_witnesses(explored).items():
-                first.setdefault(key, (shape, witness))
+            if index >= len(settled):  # a settled shape's witnesses are in ``first``
+                for key, witness in _first_witnesses(explored).items():
+                    first.setdefault(key, (shape, witness))
         chosen = list(first.items())
-        rest = [(s, w, key) for key, (s, w) in chosen if key not in minimised]
+        rest = [(key, s, w) for key, (s, w) in chosen if key not in minimised]
         if minimise and rest:  # the witnesses of shapes after one cut short by the time
-            minimised.update(zip((key for *_, key in rest), run(_minimise, rest), strict=True))
+            minimised.update(run(_minimise, rest))
         for key, (shape, witness) in chosen:
             found, took = minimised.get(key, (None, 0.0))
             report = sites[key]
@@ -323,14 +325,15 @@ def _explore_unit(
     return explored
 
 
-def _minimise(shape: Shape, witness: _Witness, key=None):
-    """The minimised input of ``witness`` (None when out of time), and the seconds it
-    took. ``key``, the site's, is not read here: it names the task for ``prove``."""
+def _minimise(key: tuple[str, str], shape: Shape, witness: _Witness):
+    """``key`` (the site's, so that ``prove`` knows which answer this is, from any
+    process) with the minimised input of ``witness`` (None when out of time) and the
+    seconds it took."""
     clock = time.monotonic()
     inputs = Inputs.of(shape)
     *decisions, condition = z3.parse_smt2_string(witness.query)
     found = minimal_witness_of(inputs, decisions, condition, start=Assignment(witness.values))
-    return (None if found is None else inputs.concrete_case(found)), time.monotonic() - clock
+    return key, ((None if found is None else inputs.concrete_case(found)), time.monotonic() - clock)
 
 
 # A worker's address space, and how long one task of it may take at most.
