@@ -1,8 +1,10 @@
 """Campaign speed, measured side by side in one run (the machine is shared and noisy).
 
 1. Cases/s of the pipeline on 2 cores, judge by judge: model alone, + native, + torch,
-   + torch making every real call (``Judges.spare_torch`` off), and + torch without reusing
-   the oneDNN-on answer for oneDNN off (what each cost before), all in one process; and
+   + torch making the oneDNN call wherever the backend is oneDNN's (not sampled:
+   ``TorchJudge.onednn_every`` 1), + torch making every real call (``Judges.spare_torch``
+   off), and + torch without reusing the oneDNN-on answer for oneDNN off (what each cost
+   before), all in one process; and
    the whole pipeline in 2 shards (``fuzz --jobs 2``), against the model alone;
    then a seeded campaign (the full pipeline) with ``--jobs 2`` against ``--jobs 1``, both
    as before (one process judges) and in shards (``convcheck.shards``). Beside each rate, the
@@ -41,7 +43,14 @@ from convcheck.judges import Judges
 
 
 def rate(
-    revision: str, seconds: float, jobs=2, native=True, torch=True, reuse=True, spare=True
+    revision: str,
+    seconds: float,
+    jobs=2,
+    native=True,
+    torch=True,
+    reuse=True,
+    spare=True,
+    onednn_every=None,
 ) -> Rate:
     """Cases/s as a campaign judges: fresh cases every batch, known crashes confirmed, then
     spared."""
@@ -50,6 +59,7 @@ def rate(
         judges.spare_torch = spare
         if judges.torch is not None:
             judges.torch.reuse_without_onednn = reuse
+            judges.torch.onednn_every = onednn_every or judges.torch.onednn_every
         judges.evaluate([build_case(src) for _ in range(8)])  # start the workers
         confirmed, done, start = Counter(), 0, time.monotonic()
         parent, workers = _own_cpu(), _workers_cpu()[0]
@@ -179,6 +189,7 @@ def throughput(seconds: float, revision: str) -> None:
         ("model (C + exact)", rate(revision, seconds, native=False, torch=False)),
         ("+ native", rate(revision, seconds, torch=False)),
         ("+ native + torch", rate(revision, seconds)),
+        ("  every oneDNN call", rate(revision, seconds, onednn_every=1)),
         ("  every real call", rate(revision, seconds, spare=False)),
         ("  oneDNN off rerun", rate(revision, seconds, reuse=False)),
         # The whole pipeline as ``fuzz --jobs 2`` runs it: a random campaign in 2 shards.

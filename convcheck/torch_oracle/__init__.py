@@ -14,7 +14,13 @@ Two paths, chosen per case:
   difference explains (until that finding is confirmed a few times). So the torch-alone
   bug hunt by real calls (crashes, oneDNN on against off) covers the calls the kernel
   accepts; on the others, the check path still predicts where the two backends'
-  verdicts or sizes differ. ``convcheck judge``, replay and shrinking make every real
+  verdicts or sizes differ. Exploration also makes the oneDNN call on only one in
+  ``ONEDNN_EVERY`` of the calls the check path sends to a oneDNN backend: the others
+  run without oneDNN alone, and that answer (verdict, sizes, values) stands for both
+  (``TorchVerdict.onednn_skipped``). oneDNN builds a kernel for each new shape (0.3-0.5
+  ms, against 0.05 ms for the whole call without oneDNN), and a campaign's shapes hardly
+  ever repeat, so this is most of torch's cost; the torch-alone hunt for oneDNN's own
+  bugs goes on in the sample. ``convcheck judge``, replay and shrinking make every real
   call.
   A call runs with one intra-op thread where the check path shows that ATen picks the
   same backend with one thread as with ``threads`` (see ``single_thread``).
@@ -70,6 +76,9 @@ ONEDNN_BACKENDS = frozenset({"Mkldnn", "MkldnnTranspose", "MkldnnEmpty"})
 # Real calls per worker request: the request's fixed cost is shared by this many, and a
 # batch is still cut in enough requests to keep every worker busy.
 CALLS_PER_REQUEST = 16
+# Exploration makes the oneDNN call on one in this many of the calls whose check path
+# picks a oneDNN backend (``TorchJudge.onednn_every``).
+ONEDNN_EVERY = 8
 
 
 def available() -> bool:
@@ -88,7 +97,8 @@ class TorchVerdict:
     calls) or "checks" (any size, no computation). ``torch_bug``: why the two torch
     answers disagree, or None. ``ran_threads``: the intra-op threads the real calls ran
     with (1 where the backend does not depend on it, see ``TorchJudge.single_thread``;
-    None on the check path).
+    None on the check path). ``onednn_skipped``: a campaign's exploration made only the
+    call without oneDNN (``TorchJudge.onednn_every``), whose answer stands for both.
     """
 
     outcome: Outcome
@@ -103,11 +113,14 @@ class TorchVerdict:
     # the checks', and no evidence about what the real calls would have shown.
     complete: bool = field(default=True, compare=False)
     ran_threads: int | None = field(default=None, compare=False)
+    onednn_skipped: bool = field(default=False, compare=False)
 
     def describe(self) -> str:
         head = f"torch {self.torch_version} ({self.path}, {self.backend or 'no backend'}, "
         ran = "" if self.ran_threads in (None, self.threads) else f", run with {self.ran_threads}"
         head += f"{self.threads} threads{ran}): {_describe(self.outcome)}"
+        if self.onednn_skipped:
+            head += " (run without oneDNN: the oneDNN call was not sampled)"
         if self.no_onednn is not None and not self.outcome.same_answer(self.no_onednn):
             head += f"; oneDNN disabled: {_describe(self.no_onednn)}"
         if self.torch_bug:
@@ -121,6 +134,7 @@ class TorchVerdict:
             "backend": self.backend,
             "threads": self.threads,
             "ran_threads": self.ran_threads,
+            "onednn_skipped": self.onednn_skipped,
             "path": self.path,
             "torch_bug": self.torch_bug,
             "out_dtype": self.out_dtype,
@@ -186,6 +200,11 @@ class TorchJudge:
         # (a tiny convolution: 48 us against 165 us with 2). ``_call_threads``; tests
         # turn it off to hold the shortcut to the full runs.
         self.single_thread = True
+        # Where ``start`` is given ``matters`` (a campaign's exploration), one in this many
+        # of the calls whose check path picks a oneDNN backend runs with oneDNN too; 1
+        # makes every oneDNN call (benchmarks compare).
+        self.onednn_every = ONEDNN_EVERY
+        self._onednn_met = 0  # such calls met so far
 
     # Imported at the first use, not here: a sharded campaign's parent judges nothing
     # until it minimises, and its shards start sooner without its import of torch.
@@ -250,8 +269,9 @@ class TorchJudge:
 
         ``matters(index, verdict)``, given a small case's index and its check-path
         verdict, says whether the case's real calls can change what the caller makes of
-        it; where they cannot, the check path's verdict is the case's."""
-        checked, small, ran_threads = [], [], {}
+        it; where they cannot, the check path's verdict is the case's. With ``matters``,
+        the oneDNN call is sampled too (``onednn_every``)."""
+        checked, small, ran_threads, skipped = [], [], {}, set()
         # The check path's verdicts ``matters`` was given, which ``finish`` reuses where
         # no real call stands for them (each a frozen dataclass of ten fields).
         by_checks: dict[int, TorchVerdict] = {}
@@ -278,7 +298,10 @@ class TorchJudge:
             packed = encode_case(case)
             both = self.reuse_without_onednn and chk[0].backend not in ONEDNN_BACKENDS
             threads = ran_threads[i] = self._call_threads(case, chk)
-            calls.append([packed, True, threads])
+            if not both and matters is not None and self._skip_onednn():
+                both = True
+                skipped.add(i)
+            calls.append([packed, i not in skipped, threads])
             slots.append([(i, 0), (i, 1)] if both else [(i, 0)])
             if not both:
                 calls.append([packed, False, threads])
@@ -301,7 +324,9 @@ class TorchJudge:
                 if i in results and None not in results[i]:
                     on, off = results[i]
                     verdicts.append(
-                        self._real_verdict(case, default.backend, on, off, ran_threads[i])
+                        self._real_verdict(
+                            case, default.backend, on, off, ran_threads[i], i in skipped
+                        )
                     )
                 else:
                     cut = i in results and deadline is not None and time.monotonic() >= deadline
@@ -349,6 +374,12 @@ class TorchJudge:
                     out.extend([*rest[:at], answer, *rest[at:]])
         return out
 
+    def _skip_onednn(self) -> bool:
+        """Whether this oneDNN-backed call is left to its run without oneDNN: all but one
+        in ``onednn_every``, counted, so a seeded campaign samples the same calls."""
+        self._onednn_met += 1
+        return (self._onednn_met - 1) % self.onednn_every != 0
+
     def _call_threads(self, case: Case, checked) -> int:
         """The intra-op threads to run ``case``'s real calls with: 1 where ATen picks the
         same backends with 1 thread as with ``threads`` (oneDNN on, and off), so the
@@ -390,25 +421,40 @@ class TorchJudge:
         return on, off
 
     def _real_verdict(
-        self, case: Case, backend: str, default: Any, off: Any, ran_threads: int
+        self,
+        case: Case,
+        backend: str,
+        default: Any,
+        off: Any,
+        ran_threads: int,
+        onednn_skipped: bool = False,
     ) -> TorchVerdict:
-        outcome, dtype = _real_outcome(case, default, backend)
-        if off is default and outcome.verdict in (ACCEPT, REJECT):
-            # one run stands for both (``_check_both``): read once; only a crash's site
-            # names the backend
+        if onednn_skipped:
+            # The run without oneDNN stands for both: nothing to disagree with (a crash is
+            # a finding of its own).
+            outcome, dtype = _real_outcome(case, off, "no oneDNN")
             other, other_dtype = outcome, dtype
         else:
-            other, other_dtype = _real_outcome(case, off, "no oneDNN")
+            outcome, dtype = _real_outcome(case, default, backend)
+            if off is default and outcome.verdict in (ACCEPT, REJECT):
+                # one run stands for both (``_check_both``): read once; only a crash's site
+                # names the backend
+                other, other_dtype = outcome, dtype
+            else:
+                other, other_dtype = _real_outcome(case, off, "no oneDNN")
         return TorchVerdict(
             outcome=outcome,
             no_onednn=other,
             backend=backend,
             threads=self.threads,
             path="real",
-            torch_bug=_disagreement(outcome, other, dtype or other_dtype),
+            torch_bug=None
+            if onednn_skipped
+            else _disagreement(outcome, other, dtype or other_dtype),
             out_dtype=dtype,
             torch_version=self.torch_version,
             ran_threads=ran_threads,
+            onednn_skipped=onednn_skipped,
         )
 
     def _checks_verdict(self, default, off) -> TorchVerdict:

@@ -228,7 +228,16 @@ def test_invalid_arguments_raise(build):
         build()
 
 
-def test_keyboard_interrupt_during_run_reaps_every_worker():
+@pytest.fixture
+def interruptible():
+    """Python's own SIGINT handler for the test, whatever this process inherited: a shell
+    that starts a command in the background (``make test &``) has it ignore SIGINT."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_keyboard_interrupt_during_run_reaps_every_worker(interruptible):
     before = _leftovers()
     with WorkerPool(SPEC, jobs=2, timeout=60.0) as pool:
         pool.run([{"op": "echo"}] * 2)
