@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from convcheck.campaign import Budget, Campaign, example_cases
 from convcheck.generate import RandomSource, build_case
 from convcheck.judges import Judges
+from convcheck.torch_oracle import ONEDNN_EVERY
 
 
 def rate(
@@ -50,7 +51,7 @@ def rate(
     torch=True,
     reuse=True,
     spare=True,
-    onednn_every=None,
+    onednn_every=ONEDNN_EVERY,
 ) -> Rate:
     """Cases/s as a campaign judges: fresh cases every batch, known crashes confirmed, then
     spared."""
@@ -59,7 +60,7 @@ def rate(
         judges.spare_torch = spare
         if judges.torch is not None:
             judges.torch.reuse_without_onednn = reuse
-            judges.torch.onednn_every = onednn_every or judges.torch.onednn_every
+            judges.torch.onednn_every = onednn_every
         judges.evaluate([build_case(src) for _ in range(8)])  # start the workers
         confirmed, done, start = Counter(), 0, time.monotonic()
         parent, workers = _own_cpu(), _workers_cpu()[0]

@@ -298,12 +298,12 @@ class TorchJudge:
             packed = encode_case(case)
             both = self.reuse_without_onednn and chk[0].backend not in ONEDNN_BACKENDS
             threads = ran_threads[i] = self._call_threads(case, chk)
-            if not both and matters is not None and self._skip_onednn():
-                both = True
+            skip = not both and matters is not None and self._skip_onednn()
+            if skip:
                 skipped.add(i)
-            calls.append([packed, i not in skipped, threads])
-            slots.append([(i, 0), (i, 1)] if both else [(i, 0)])
-            if not both:
+            calls.append([packed, not skip, threads])
+            slots.append([(i, 0), (i, 1)] if both or skip else [(i, 0)])
+            if not (both or skip):
                 calls.append([packed, False, threads])
                 slots.append([(i, 1)])
         # All at once, after the check path: sent in parts as the check path went on, the
@@ -429,19 +429,15 @@ class TorchJudge:
         ran_threads: int,
         onednn_skipped: bool = False,
     ) -> TorchVerdict:
-        if onednn_skipped:
-            # The run without oneDNN stands for both: nothing to disagree with (a crash is
-            # a finding of its own).
-            outcome, dtype = _real_outcome(case, off, "no oneDNN")
+        # A skipped oneDNN call: the run without oneDNN stands for both, crash included,
+        # and there is nothing for it to disagree with.
+        outcome, dtype = _real_outcome(case, default, "no oneDNN" if onednn_skipped else backend)
+        if off is default and (onednn_skipped or outcome.verdict in (ACCEPT, REJECT)):
+            # one run stands for both (``_check_both``): read once; only a crash's site
+            # names the backend
             other, other_dtype = outcome, dtype
         else:
-            outcome, dtype = _real_outcome(case, default, backend)
-            if off is default and outcome.verdict in (ACCEPT, REJECT):
-                # one run stands for both (``_check_both``): read once; only a crash's site
-                # names the backend
-                other, other_dtype = outcome, dtype
-            else:
-                other, other_dtype = _real_outcome(case, off, "no oneDNN")
+            other, other_dtype = _real_outcome(case, off, "no oneDNN")
         return TorchVerdict(
             outcome=outcome,
             no_onednn=other,
