@@ -161,8 +161,10 @@ def test_a_slow_worker_does_not_hold_up_the_others_in_a_stream(tmp_path):
     assert sorted(answered) == list(range(40))
     assert answered[0]["released"], "the other worker waited for the slow one"
     assert list(answered).index(0) >= 30
-    # The requests queued behind the slow one went with it; the other worker did the rest.
-    assert {r["pid"] for r in answered.values()} == {answered[0]["pid"], answered[39]["pid"]}
+    # The two workers did it all, none replaced. Which one took the last requests depends on
+    # the load: once released, the slow one takes what is left too.
+    pids = {r["pid"] for r in answered.values()}
+    assert len(pids) == 2 and answered[0]["pid"] in pids, pids
 
 
 class HoldingPool:
