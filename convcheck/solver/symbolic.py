@@ -195,7 +195,8 @@ class Path:
           without Groebner bases (``limits.NO_GROEBNER_FIRST``);
         - one incremental solver per path (its decisions only grow, so a query is a push
           of ``extra`` on what it learnt); then fresh ones: without Groebner bases
-          (``limits.NO_GROEBNER``), then with them and the full steps.
+          (``limits.NO_GROEBNER``), then with them and the full steps, and last the
+          same query alone, read into a z3 context of its own.
         """
         wanted = (*self.decisions, *extra)
         # The query's own condition first: most earlier inputs fail it, and then no
