@@ -171,11 +171,25 @@ def check_param_array(
             raise Reject(f"{name}.range")
 
 
+def either(first, second):
+    """C's ``first || second`` of two comparisons, both made already (nothing to skip).
+
+    On the model's own values, Python's ``or``: a branch atheris' coverage of the model
+    sees (without it, its campaigns found a fifth fewer findings). On the solver's
+    (``SymBool``), one condition ``first | second``: ``or`` would fork on the first
+    and then on the second, and its two passing sides would double every path after it,
+    once per spatial dim (current's rank-5 transposed calls: 375 paths instead of 72).
+    """
+    if isinstance(first, bool):
+        return first or second
+    return first | second
+
+
 def check_output_padding_below_stride_or_dilation(call: Call) -> None:
     case = call.case
     for i in range(call.ndim):
         op = val_at(case.output_padding, i)
-        if not (op < val_at(case.stride, i) or op < val_at(case.dilation, i)):
+        if not either(op < val_at(case.stride, i), op < val_at(case.dilation, i)):
             raise Reject("output_padding.too_large")
 
 

@@ -55,7 +55,7 @@ SHRINK = 1_000_000
 MINIMISE = 12_000_000
 
 
-def solver(rlimit: int, groebner: bool = True) -> z3.Solver:
+def solver(rlimit: int, groebner: bool = True, context: z3.Context | None = None) -> z3.Solver:
     """z3's SMT core, for one query or for push and pop.
 
     Not ``z3.Solver()``: without a push it runs z3's ``qfnia`` strategy, which gives the
@@ -65,7 +65,7 @@ def solver(rlimit: int, groebner: bool = True) -> z3.Solver:
     push, still gets the core's own preprocessing (solving equations, dropping
     unconstrained terms), which an incremental solver gives up.
     """
-    s = z3.SimpleSolver()
+    s = z3.SimpleSolver(ctx=context)
     s.set("rlimit", rlimit)
     if not groebner:
         s.set("arith.nl.grobner", False)

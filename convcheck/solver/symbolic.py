@@ -128,6 +128,11 @@ class SymBool:
     def __bool__(self) -> bool:
         return self.path.decide(self.term)
 
+    def __or__(self, other):
+        """C's ``||`` as one condition (the model's ``either``): one branch, not two."""
+        right = other.term if isinstance(other, SymBool) else z3.BoolVal(bool(other))
+        return SymBool(z3.Or(self.term, right), self.path)
+
 
 @dataclass
 class SiteQuery:
@@ -190,7 +195,8 @@ class Path:
           without Groebner bases (``limits.NO_GROEBNER_FIRST``);
         - one incremental solver per path (its decisions only grow, so a query is a push
           of ``extra`` on what it learnt); then fresh ones: without Groebner bases
-          (``limits.NO_GROEBNER``), then with them and the full steps.
+          (``limits.NO_GROEBNER``), then with them and the full steps, and last the
+          same query alone, read into a z3 context of its own.
         """
         wanted = (*self.decisions, *extra)
         # The query's own condition first: most earlier inputs fail it, and then no
@@ -234,11 +240,20 @@ class Path:
             answer, found = self._fresh(wanted, limits.NO_GROEBNER, groebner=False)
             if answer == z3.unknown:
                 answer, found = self._fresh(wanted, self.rlimit)
+            if answer == z3.unknown:
+                answer, found = self._fresh(wanted, self.rlimit, alone=True)
         return answer, self._found(found)
 
-    def _fresh(self, wanted, rlimit: int, groebner: bool = True):
+    def _fresh(self, wanted, rlimit: int, groebner: bool = True, alone: bool = False):
         fresh = limits.solver(min(self.rlimit, rlimit), groebner)
         fresh.add(*self.domain, *wanted)
+        if alone:
+            # The same query read into a context of its own: z3's search follows the ids
+            # of the terms a context made before, and a query that ran out of steps among
+            # a path's terms may not alone (legacy's float32-bias transposed branch).
+            text = fresh.sexpr()
+            fresh = limits.solver(min(self.rlimit, rlimit), groebner, z3.Context())
+            fresh.from_string(text)
         answer = fresh.check()
         return answer, fresh.model() if answer == z3.sat else None
 

