@@ -102,13 +102,13 @@ def run_ci(
 
 
 def prove_sites(revision: str, progress: TextIO) -> list[str]:
-    """On ``current``, every site of the 1-D calls must be proven: the lines of those that
-    are not (the whole proof, every rank, is ``convcheck prove``)."""
+    """On ``current``, every site must be proven, for calls of every rank: the lines of
+    those that are not (``convcheck prove`` is the same proof, with its report)."""
     if revision != "current" or engines.unavailable("solver"):
         return []
     from convcheck.solver.prove import gaps
 
-    progress.write("prove: every site of current's 1-D calls\n")
+    progress.write("prove: every site of current's calls, 1-D to 3-D\n")
     found = gaps(revision)
     for line in found:
         progress.write(f"prove: NOT proven: {line}\n")
