@@ -78,8 +78,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     for revision in args.revision or ("legacy", "current"):
-        ranks = args.rank or default_ranks(revision)
-        only = [s for s in shapes(revision) if s.rank in ranks]
+        only = shapes(revision, args.rank or default_ranks(revision))
         one_wall, one_cpu, one = measure(revision, only, 1)
         many_wall, many_cpu, many = measure(revision, only, args.jobs, cache="store")
         print(

@@ -341,9 +341,7 @@ def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
     from convcheck.solver.explore import default_ranks, shapes
     from convcheck.solver.prove import solved_report
 
-    only = [
-        s for s in shapes(args.revision) if s.rank in (args.rank or default_ranks(args.revision))
-    ]
+    only = shapes(args.revision, args.rank or default_ranks(args.revision))
     outputs = [(args.sarif, "SARIF file"), (args.junit, "JUnit file")]
     for name, what in outputs:
         if name:  # a file that cannot be written fails before the solving, not after

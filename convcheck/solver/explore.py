@@ -58,11 +58,13 @@ class Shape:
         return f"rank {self.rank} {kind}, {bias}"
 
 
-def shapes(revision: str) -> list[Shape]:
-    ranks = (3, 4, 5) if revision != "legacy" else (3, 4)
+def shapes(revision: str, ranks=None) -> list[Shape]:
+    """Every shape of ``revision``'s calls, or those of ``ranks``."""
+    modelled = (3, 4, 5) if revision != "legacy" else (3, 4)
     return [
         Shape(rank, transposed, bias)
-        for rank in ranks
+        for rank in modelled
+        if ranks is None or rank in ranks
         for bias in BIAS_KINDS
         for transposed in (False, True)
     ]

@@ -430,7 +430,7 @@ def gaps(revision: str) -> list[str]:
 
 
 def _gaps(revision: str) -> list[str]:
-    only = [s for s in shapes(revision) if s.rank in default_ranks(revision)]
+    only = shapes(revision, default_ranks(revision))
     report = prove(revision, only=only, minimise=False)
     if report.count(UNKNOWN):
         report = prove(revision, only=only, rlimit=5 * limits.QUERY, minimise=False)
