@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from convcheck.campaign import Budget, Campaign, example_cases
 from convcheck.generate import RandomSource, build_case
 from convcheck.judges import Judges
-from convcheck.torch_oracle import ONEDNN_EVERY
+from convcheck.ops.convolution.torch_oracle import ONEDNN_EVERY
 
 
 def rate(

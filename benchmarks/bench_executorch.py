@@ -21,9 +21,9 @@ import subprocess
 import sys
 import time
 
-from convcheck.executorch_target import ExecutorchJudge, available, expected_outcome
-from convcheck.executorch_target._plan import Limits, make_plan
 from convcheck.generate import RandomSource, build_case
+from convcheck.ops.convolution.executorch_target import ExecutorchJudge, available, expected_outcome
+from convcheck.ops.convolution.executorch_target._plan import Limits, make_plan
 
 _KILLERS = ("SIGFPE", "SIGSEGV", "SIGABRT")
 
@@ -110,7 +110,7 @@ def main() -> None:
         ),
         "import executorch.exir": "import torch, executorch.exir",
         "worker init (torch, _C, model)": (
-            "from convcheck.executorch_target import worker; worker.init({})"
+            "from convcheck.ops.convolution.executorch_target import worker; worker.init({})"
         ),
     }
     for name, code in costs.items():

@@ -23,7 +23,7 @@ import time
 from convcheck import engines
 from convcheck.campaign import Budget, Campaign
 from convcheck.judges import Judges
-from convcheck.known_bugs import LEGACY_BUG_CLASSES, bug_class
+from convcheck.ops.convolution.known_bugs import LEGACY_BUG_CLASSES, bug_class
 
 
 class _UntilAllClasses(Campaign):

@@ -45,9 +45,9 @@ def _best(stage, cases, repeat: int) -> float:
 def stages(count: int, seed: int, revision: str, repeat: int) -> None:
     from convcheck.judges import Judges
     from convcheck.native import wire
+    from convcheck.ops.convolution.torch_oracle import TorchJudge, _is_small
+    from convcheck.ops.convolution.torch_oracle._worker import encode_case
     from convcheck.outcome import ACCEPT
-    from convcheck.torch_oracle import TorchJudge, _is_small
-    from convcheck.torch_oracle._worker import encode_case
 
     src = RandomSource(seed)
     start = time.thread_time()

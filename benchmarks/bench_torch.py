@@ -105,7 +105,7 @@ def _cpu() -> tuple[float, float]:
 def campaign_share(batches: int, jobs: int, threads: int, pairs: int) -> None:
     """The judge as a campaign calls it, single-thread calls on and off, in pairs."""
     from convcheck.generate import RandomSource, build_case
-    from convcheck.torch_oracle import TorchJudge
+    from convcheck.ops.convolution.torch_oracle import TorchJudge
 
     print(
         f"== campaign cases (compute_rejected=False), {batches} batches of 256, {jobs} workers, "
@@ -141,8 +141,8 @@ def shortcuts(count: int, threads: int) -> None:
     import torch
 
     from convcheck.generate import random_cases
-    from convcheck.torch_oracle import _torch
-    from convcheck.torch_oracle._checks import backend_choice, check_path
+    from convcheck.ops.convolution.torch_oracle import _torch
+    from convcheck.ops.convolution.torch_oracle._checks import backend_choice, check_path
     from convcheck.values import logical_values
 
     private = _torch.has_select_conv_backend()
@@ -214,8 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", type=int, default=2, help="campaign interleaved pairs")
     args = parser.parse_args(argv)
 
-    from convcheck.torch_oracle import TorchJudge
-    from convcheck.torch_oracle._checks import check_path
+    from convcheck.ops.convolution.torch_oracle import TorchJudge
+    from convcheck.ops.convolution.torch_oracle._checks import check_path
 
     rng = random.Random(0)
     kinds = {

@@ -137,6 +137,9 @@ class Case:
     output_padding: tuple[int, ...]
     groups: int
 
+    # The op this is a call of (``convcheck.ops``): not a field.
+    OP = "convolution"
+
     def to_json(self) -> dict[str, Any]:
         return {
             "input": self.input.to_json(),

@@ -28,18 +28,17 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from convcheck import files
+from convcheck import files, model
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError, value_repr
-from convcheck.model import current, legacy
 from convcheck.outcome import REJECT, Outcome
 
 # Every check id of docs/checks.md, both revisions: the model's tables of them
 # (tests/engine/test_torch_apart.py holds this equal to the document).
 CHECK_IDS = frozenset(
     check
-    for revision in (legacy, current)
-    for checks in revision.CHECKS.values()
+    for revision in model.REVISIONS
+    for checks in model.revision_named(revision).checks.values()
     for check in checks
 )
 

@@ -91,7 +91,7 @@ def _open_judges(args, use_torch: bool | None = None, warm: bool = True):
 
     torch_wanted = not getattr(args, "no_torch", False) if use_torch is None else use_torch
     if torch_wanted:
-        from convcheck import torch_oracle
+        from convcheck.ops.convolution import torch_oracle
 
         if not torch_oracle.available():
             raise ConvcheckError(
@@ -347,7 +347,7 @@ def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
         if name:  # a file that cannot be written fails before the solving, not after
             files.folder(Path(name).parent, f"folder of the {what}", probe=True)
     if args.against == "torch":
-        from convcheck import torch_oracle
+        from convcheck.ops.convolution import torch_oracle
 
         if not torch_oracle.available():  # before the solving, not after it
             raise ConvcheckError("--against torch needs torch: pip install torch==2.13.0")
@@ -368,9 +368,7 @@ def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
     elif args.against:
         from convcheck.solver.revisions import disagreements
 
-        differ = counted = disagreements(
-            args.revision, model.revision_module(args.against) and args.against, only
-        )
+        differ = counted = disagreements(args.revision, model.check_revision(args.against), only)
     if args.json:
         data = report.to_json()
         data["against"] = [d.to_json() for d in differ]
@@ -435,7 +433,7 @@ def cmd_build(args, stdout: TextIO, stderr: TextIO) -> int:
 
 
 def cmd_target(args, stdout: TextIO, stderr: TextIO) -> int:
-    from convcheck.executorch_source import PREFIX, build_target
+    from convcheck.ops.convolution.executorch_source import PREFIX, build_target
 
     stdout.write(f"{build_target(args.source)}\n")
     stderr.write(f"use it as: --target {PREFIX}{args.source}\n")

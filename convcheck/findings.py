@@ -322,13 +322,13 @@ def _torch_inconsistent(verdict) -> bool:
 @functools.cache
 def _positions(revision: str) -> dict[str, tuple[int, int]]:
     """Where each check id and each step sits in the revision's order: (step, check)."""
-    module = model.revision_module(revision)
+    steps = model.revision_named(revision)
     found: dict[str, tuple[int, int]] = {}
-    for i, step in enumerate(module.STEPS):
+    for i, step in enumerate(steps.steps):
         found[step.__name__] = (i, 0)
-        for j, check in enumerate(module.CHECKS.get(step.__name__, ()), start=1):
+        for j, check in enumerate(steps.checks.get(step.__name__, ()), start=1):
             found[check] = (i, j)
-    found["accept"] = (len(module.STEPS), 0)
+    found["accept"] = (len(steps.steps), 0)
     return found
 
 

@@ -95,7 +95,7 @@ class Judges:
         compare: str = "id",
         warm: bool = False,
     ) -> None:
-        model.revision_module(revision)  # an unknown revision fails here, before workers
+        model.check_revision(revision)  # an unknown revision fails here, before workers
         self.revision = revision
         self.target = target
         self.jobs = jobs
@@ -124,7 +124,7 @@ class Judges:
         # (``_torch_matters``); benchmarks and tests turn it off to compare with them all.
         self.spare_torch = True
         if use_native and target == "executorch":
-            from convcheck import executorch_target
+            from convcheck.ops.convolution import executorch_target
 
             if revision != "legacy":
                 raise ConvcheckError(
@@ -136,7 +136,7 @@ class Judges:
             self.native = executorch_target.ExecutorchJudge(jobs=jobs, timeout=max(timeout, 20.0))
             self._expected = executorch_target.expected_outcome
         elif use_native and target is not None and target.startswith("executorch-source:"):
-            from convcheck.executorch_source import PREFIX, ExecutorchSourceJudge
+            from convcheck.ops.convolution.executorch_source import PREFIX, ExecutorchSourceJudge
 
             source = target.removeprefix(PREFIX)
             self.native = ExecutorchSourceJudge(source, jobs=jobs, timeout=timeout)
@@ -145,8 +145,8 @@ class Judges:
 
             self.native = NativeJudge(revision=revision, target=target, jobs=jobs, timeout=timeout)
         if use_torch:
-            from convcheck import differences
-            from convcheck.torch_oracle import TorchJudge
+            from convcheck.ops.convolution import differences
+            from convcheck.ops.convolution.torch_oracle import TorchJudge
 
             self.torch = TorchJudge(jobs=jobs, timeout=max(timeout, 20.0), warm=warm)
             self._explain = differences.explain_difference
@@ -372,7 +372,7 @@ def _known_ids(target: str | None) -> frozenset[str]:
     """Ours, and for ExecuTorch the ids of its own checks that its log map gives."""
     if target != "executorch" and not (target or "").startswith("executorch-source:"):
         return CHECK_IDS
-    from convcheck.executorch_target._logs import PATTERNS
+    from convcheck.ops.convolution.executorch_target._logs import PATTERNS
 
     return CHECK_IDS | {check for _, check in PATTERNS if "{" not in check}
 

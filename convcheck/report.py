@@ -8,10 +8,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from convcheck import corpus, files, known_bugs, model
+from convcheck import corpus, files, model
 from convcheck.case import Case
 from convcheck.findings import Finding, FindingKind
 from convcheck.model import REVISIONS, ModelFinding, ModelRun, predict
+from convcheck.ops.convolution import known_bugs
 from convcheck.outcome import ACCEPT, REJECT, Outcome
 
 
@@ -258,8 +259,8 @@ def _fixed_by(case: Case, revision: str | None) -> Outcome | None:
 # Each check id's step, from the revisions' own tables of checks.
 _STEP_OF = {
     check: step
-    for module in REVISIONS.values()
-    for step, checks in module.CHECKS.items()
+    for revision in REVISIONS
+    for step, checks in model.revision_named(revision).checks.items()
     for check in checks
 }
 # One helper checks every parameter array (check_param_array in the model, cc_param_array

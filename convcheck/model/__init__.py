@@ -1,6 +1,7 @@
-"""The pure-Python model of the kernel's argument checks, for each revision.
+"""The pure-Python model of an op's argument checks, for each revision.
 
-``run(case, revision)`` runs the revision's steps under C arithmetic; with
+``run(case, revision)`` runs the revision's steps (the case's op's, ``convcheck.ops``)
+under C arithmetic; with
 ``exact=True`` the same steps run over unbounded integers. ``classify`` compares the two
 runs: an ``overflow`` is a call whose answer the machine's widths changed, an
 ``ordering`` is a call on which undefined behaviour happened before the check that
@@ -12,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from convcheck.case import Case
+from convcheck import ops
 from convcheck.fixedint import (
     DIVISION_BY_ZERO,
     HEAP_OVERREAD,
@@ -22,12 +23,13 @@ from convcheck.fixedint import (
     Exact,
     Wrapping,
 )
-from convcheck.model import current, legacy
-from convcheck.model._kernel import ModelRun, StepTrace, run_steps
+from convcheck.model.steps import ModelRun, Revision, StepTrace, run_steps
 from convcheck.outcome import Outcome
 from convcheck.validation import check_choice
 
-REVISIONS = {"legacy": legacy, "current": current}
+# Every op has both: ``legacy`` is the kernel as it is, bugs included; ``current`` the
+# fixed semantics.
+REVISIONS = ("legacy", "current")
 
 # How each kind of undefined behaviour shows in a build with ASan and UBSan that halt.
 NATIVE_CRASH_KIND = {
@@ -40,6 +42,7 @@ NATIVE_CRASH_KIND = {
 __all__ = [
     "REVISIONS",
     "ModelFinding",
+    "Revision",
     "ModelRun",
     "StepTrace",
     "classify",
@@ -54,17 +57,30 @@ def check_revision(revision: str) -> str:
     return check_choice("revision", revision, REVISIONS)
 
 
-def revision_module(revision: str):
-    return REVISIONS[check_revision(revision)]
+def revision_of(case, revision: str) -> Revision:
+    """The steps of ``revision`` of the op ``case`` is a call of."""
+    key = (type(case), revision)
+    found = _revisions.get(key)
+    if found is None:
+        found = _revisions[key] = ops.op_of(case).revisions[check_revision(revision)]
+    return found
 
 
-def run(case: Case, revision: str = "current", exact: bool = False) -> ModelRun:
+def revision_named(revision: str, op: str = ops.DEFAULT_OP) -> Revision:
+    """The steps of ``revision`` of the op called ``op``."""
+    return ops.get(op).revisions[check_revision(revision)]
+
+
+# (case type, revision name) -> Revision: asked for on every run of the model.
+_revisions: dict[tuple[type, str], Revision] = {}
+
+
+def run(case, revision: str = "current", exact: bool = False) -> ModelRun:
     return _run(case, revision, Exact() if exact else Wrapping())
 
 
-def _run(case: Case, revision: str, arith: Arith) -> ModelRun:
-    module = revision_module(revision)
-    return run_steps(case, revision, module.STEPS, module.LOOP_STEPS, arith)
+def _run(case, revision: str, arith: Arith) -> ModelRun:
+    return run_steps(case, revision_of(case, revision), arith)
 
 
 def predict(model_run: ModelRun, with_loops: bool) -> Outcome:
@@ -105,9 +121,7 @@ def overflow_site(run: ModelRun) -> str:
     return "?"
 
 
-def classify(
-    case: Case, revision: str = "current"
-) -> tuple[ModelRun, ModelRun, list[ModelFinding]]:
+def classify(case, revision: str = "current") -> tuple[ModelRun, ModelRun, list[ModelFinding]]:
     """Run wrapping and exact; return both runs and the overflow/ordering findings.
 
     Most calls never take a value outside its C type: their exact run is the C run, so

@@ -22,7 +22,7 @@ every crash.
 ``worker_main.c`` does the same as a C program, which the native judge uses by default
 (``NativeJudge(c_worker=True)``; tests/native/test_c_worker.py holds the two to the same
 answers). This module serves where that cannot: no C compiler for a user's target, or a
-judge with a handler of its own built on this one (``convcheck.executorch_source``).
+judge with a handler of its own built on this one (``convcheck.ops.convolution.executorch_source``).
 """
 
 from __future__ import annotations

@@ -11,12 +11,12 @@ held to ATen by ``tests/torch``) run over ``WrappingSymbolic``: nothing is writt
 
 Then each witness is run for real: the concrete model, the same torch steps concretely,
 and real torch (``TorchJudge``: CPU tensors for small calls). A disagreement real torch
-shows is a finding unless an intentional difference (``convcheck.differences``) explains
-it. One it does not show is not a finding: either torch's backend rejects the call in its
-own checks (step 4 of the check path, not run symbolically: its checks allocate and
-compute), or it cannot even create the call's tensors (a storage size past int64: not
-run symbolically either), or the symbolic torch steps were wrong about it (the
-fallback's infidelity).
+shows is a finding unless an intentional difference
+(``convcheck.ops.convolution.differences``) explains it. One it does not show is not a
+finding: either torch's backend rejects the call in its own checks (step 4 of the check
+path, not run symbolically: its checks allocate and compute), or it cannot even create
+the call's tensors (a storage size past int64: not run symbolically either), or the
+symbolic torch steps were wrong about it (the fallback's infidelity).
 """
 
 from __future__ import annotations
@@ -27,18 +27,18 @@ import z3
 
 from convcheck import model
 from convcheck.case import Case
-from convcheck.differences import explain_difference
 from convcheck.fixedint import INT64_MAX, INT64_MIN, Arith, Wrapping
+from convcheck.ops.convolution.differences import explain_difference
+from convcheck.ops.convolution.torch_oracle._aten import TorchError
+from convcheck.ops.convolution.torch_oracle._checks import aten_call, creation_problem
+from convcheck.ops.convolution.torch_oracle._fallback import shape_checks
+from convcheck.ops.convolution.torch_oracle._normalize import normalize
 from convcheck.outcome import ACCEPT, REJECT, Outcome
 from convcheck.solver import limits
 from convcheck.solver.explore import Inputs, Shape, describe_path, shapes
 from convcheck.solver.prove import minimal_witness_of
 from convcheck.solver.revisions import model_side, paired_paths
 from convcheck.solver.symbolic import SymBool, SymInt
-from convcheck.torch_oracle._aten import TorchError
-from convcheck.torch_oracle._checks import aten_call, creation_problem
-from convcheck.torch_oracle._fallback import shape_checks
-from convcheck.torch_oracle._normalize import normalize
 
 # torch's side is judged as the torch judge runs it by default.
 THREADS = 2
@@ -256,7 +256,7 @@ def _said(outcome: Outcome) -> str:
 
 def disagreements(revision: str, only: list[Shape] | None = None) -> list[TorchDisagreement]:
     """Solved, then confirmed by real torch (which must be installed)."""
-    from convcheck.torch_oracle import TorchJudge
+    from convcheck.ops.convolution.torch_oracle import TorchJudge
 
     found = solve(revision, only)
     with TorchJudge(jobs=1, threads=THREADS) as judge:

@@ -21,18 +21,17 @@ from convcheck import files
 from convcheck.errors import ConvcheckError
 from convcheck.native.build import cache_dir
 
-# What the answers are a function of: the model (with the outcome it returns and the
-# validation of its arguments), the solver, C arithmetic, and the torch checks that
-# ``prove --against torch`` runs beside the model.
+# What the answers are a function of: the step runner (with the outcome it returns and
+# the validation of its arguments), the ops (their steps, and the torch checks that
+# ``prove --against torch`` runs beside them), the solver, and C arithmetic.
 _SOURCES = (
     "model",
+    "ops",
     "solver",
     "fixedint.py",
     "case.py",
     "outcome.py",
     "validation.py",
-    "torch_oracle/_checks.py",
-    "torch_oracle/_fallback.py",
 )
 
 

@@ -21,7 +21,7 @@ import z3
 from convcheck import model
 from convcheck.case import Case, TensorSpec, contiguous_order
 from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN, Op
-from convcheck.model._kernel import ModelRun, run_steps
+from convcheck.model.steps import ModelRun, run_steps
 from convcheck.outcome import ACCEPT
 from convcheck.solver import limits
 from convcheck.solver.symbolic import (
@@ -240,7 +240,7 @@ def explore(
     ``stack``: the pending paths to explore, the next one last (``prove``'s units of a
     shape), empty for the shape's first path; what is left after ``max_paths`` paths
     stays in the list."""
-    module = model.revision_module(revision)
+    steps = model.revision_named(revision)
     inputs = Inputs.of(shape)
     stack = [] if stack is None else stack
     if not stack:
@@ -258,7 +258,7 @@ def explore(
         case = inputs.symbolic_case(path)
         run, halt, arith = None, None, Symbolic(path)
         try:
-            run = run_steps(case, revision, module.STEPS, module.LOOP_STEPS, arith)
+            run = run_steps(case, steps, arith)
         except Halt as h:
             halt = h
         if run is not None and run.outcome.verdict == ACCEPT:

@@ -17,7 +17,7 @@ import z3
 
 from convcheck import model
 from convcheck.case import Case
-from convcheck.model._kernel import run_steps
+from convcheck.model.steps import run_steps
 from convcheck.outcome import ACCEPT
 from convcheck.solver import limits
 from convcheck.solver.explore import Inputs, Shape, describe_path, shapes
@@ -49,12 +49,12 @@ class Disagreement:
 def model_side(revision: str):
     """The revision's steps on a path: its outcome, or None where undefined behaviour
     comes first (``prove`` reports that)."""
-    module = model.revision_module(revision)
+    steps = model.revision_named(revision)
 
     def run(case, path: Path):
         arith = Symbolic(path)
         try:
-            return run_steps(case, revision, module.STEPS, module.LOOP_STEPS, arith).outcome
+            return run_steps(case, steps, arith).outcome
         except Halt:
             return None
 

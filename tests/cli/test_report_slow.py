@@ -87,7 +87,7 @@ def test_the_legacy_demos_report_fits_one_screen_kernel_bugs_first(tmp_path):
     each new one of no upstream class with its minimised case under it, then torch in one
     counted line, then where the details are."""
     pytest.importorskip("torch")
-    from convcheck.known_bugs import LEGACY_BUG_CLASSES
+    from convcheck.ops.convolution.known_bugs import LEGACY_BUG_CLASSES
     from convcheck.report import SCREEN_COLUMNS, SCREEN_LINES, screen_lines
 
     code, out, err = _run(

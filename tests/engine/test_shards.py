@@ -19,7 +19,7 @@ from convcheck.campaign import Budget, Campaign
 from convcheck.engines import random as random_engine
 from convcheck.errors import ConvcheckError
 from convcheck.judges import Judges
-from convcheck.known_bugs import LEGACY_BUG_CLASSES, bug_class
+from convcheck.ops.convolution.known_bugs import LEGACY_BUG_CLASSES, bug_class
 from convcheck.sandbox import Crash, WorkerPool, WorkerSpec
 from convcheck.shards import FAILURES, LAG, WINDOW, sizes
 

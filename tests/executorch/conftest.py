@@ -8,7 +8,7 @@ INSTALL = "pip install executorch==1.5.1 --no-deps flatbuffers ruamel.yaml tabul
 @pytest.fixture(scope="session")
 def judge():
     pytest.importorskip("executorch", reason=INSTALL)
-    from convcheck.executorch_target import ExecutorchJudge, available
+    from convcheck.ops.convolution.executorch_target import ExecutorchJudge, available
 
     if not available():
         pytest.skip(INSTALL)

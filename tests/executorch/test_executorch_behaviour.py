@@ -17,8 +17,8 @@ pytest.importorskip(
 )
 torch = pytest.importorskip("torch")
 
-from convcheck.executorch_target import expected_outcome  # noqa: E402
-from convcheck.executorch_target.worker import OVERREAD_KIND  # noqa: E402
+from convcheck.ops.convolution.executorch_target import expected_outcome  # noqa: E402
+from convcheck.ops.convolution.executorch_target.worker import OVERREAD_KIND  # noqa: E402
 
 OVERREAD = ("crash", OVERREAD_KIND)
 

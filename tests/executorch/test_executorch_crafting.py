@@ -20,9 +20,15 @@ INSTALL = "pip install executorch==1.5.1 --no-deps flatbuffers ruamel.yaml tabul
 pytest.importorskip("executorch", reason=INSTALL)
 torch = pytest.importorskip("torch")
 
-from convcheck.executorch_target._craft import PROBE, PROBE_STATIC, WHOLE, layout, program  # noqa: E402
-from convcheck.executorch_target._flatbuffer import STATIC  # noqa: E402
-from convcheck.executorch_target._plan import ALIGNMENT, Limits, make_plan, nbytes  # noqa: E402
+from convcheck.ops.convolution.executorch_target._craft import (  # noqa: E402
+    PROBE,
+    PROBE_STATIC,
+    WHOLE,
+    layout,
+    program,
+)
+from convcheck.ops.convolution.executorch_target._flatbuffer import STATIC  # noqa: E402
+from convcheck.ops.convolution.executorch_target._plan import ALIGNMENT, Limits, make_plan, nbytes  # noqa: E402
 
 CL = (0, 2, 3, 1)
 EXPORTABLE = {

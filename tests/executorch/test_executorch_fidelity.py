@@ -18,8 +18,8 @@ pytest.importorskip(
     "executorch", reason="pip install executorch==1.5.1 --no-deps flatbuffers ruamel.yaml tabulate"
 )
 
-from convcheck.executorch_target import expected_outcome  # noqa: E402
-from convcheck.executorch_target._plan import Limits, make_plan  # noqa: E402
+from convcheck.ops.convolution.executorch_target import expected_outcome  # noqa: E402
+from convcheck.ops.convolution.executorch_target._plan import Limits, make_plan  # noqa: E402
 
 SEED = 2020
 # Small cases run whole (values, over-reads); the others reach the edges (and probes).

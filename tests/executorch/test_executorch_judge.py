@@ -8,16 +8,17 @@ import sys
 import pytest
 from builders import conv, t
 
-from convcheck.executorch_target import available, expected_outcome
-from convcheck.executorch_target._plan import Limits, make_plan
-from convcheck.executorch_target.worker import OVERREAD_KIND
+from convcheck.ops.convolution.executorch_target import available, expected_outcome
+from convcheck.ops.convolution.executorch_target._plan import Limits, make_plan
+from convcheck.ops.convolution.executorch_target.worker import OVERREAD_KIND
 
 INSTALL = "pip install executorch==1.5.1 --no-deps flatbuffers ruamel.yaml tabulate"
 
 
 def test_importing_convcheck_imports_neither_torch_nor_executorch():
     code = (
-        "import sys, json, convcheck, convcheck.executorch_target as et; ok = et.available();"
+        "import sys, json, convcheck, convcheck.ops.convolution.executorch_target as et;"
+        "ok = et.available();"
         "print(json.dumps([m for m in sys.modules if m.split('.')[0] in "
         "('torch', 'executorch', 'flatbuffers')]))"
     )
@@ -70,7 +71,7 @@ def test_the_log_of_a_call_is_captured_in_process(capfd):
     pytest.importorskip("executorch", reason=INSTALL)
     if not available():
         pytest.skip(INSTALL)
-    from convcheck.executorch_target import worker
+    from convcheck.ops.convolution.executorch_target import worker
 
     worker.init({})
     answer = worker.handle({"case": conv(stride=(0,)).to_json(), "mode": "check"})
@@ -87,7 +88,7 @@ def test_the_judge_interface(judge):
 
 def test_close_and_reuse():
     pytest.importorskip("executorch", reason=INSTALL)
-    from convcheck.executorch_target import ExecutorchJudge
+    from convcheck.ops.convolution.executorch_target import ExecutorchJudge
 
     with ExecutorchJudge(jobs=1) as judge:
         assert judge.check([conv(groups=0)])[0].crash_kind == "SIGFPE"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from convcheck.executorch_target import _logs
+from convcheck.ops.convolution.executorch_target import _logs
 
 CALL = (
     "[op_convolution.cpp:363] Check failed (check_convolution_args( in, weight, bias, stride, "

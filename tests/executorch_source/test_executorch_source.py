@@ -16,8 +16,8 @@ import pytest
 from convcheck import campaign, model
 from convcheck.case import Case
 from convcheck.cli import main
-from convcheck.executorch_target import _logs
-from convcheck.known_bugs import LEGACY_BUG_CLASSES, bug_class
+from convcheck.ops.convolution.executorch_target import _logs
+from convcheck.ops.convolution.known_bugs import LEGACY_BUG_CLASSES, bug_class
 
 SOURCE = os.environ.get("CONVCHECK_EXECUTORCH_SRC")
 REVISION = os.environ.get("CONVCHECK_EXECUTORCH_REVISION", "legacy")
@@ -202,6 +202,6 @@ def test_a_seeded_legacy_campaign_finds_every_class_labelled(campaign_run):
     ],
 )
 def test_a_cpp_crash_site_is_named_by_its_function(frame, short):
-    from convcheck.executorch_source.judge import short_site
+    from convcheck.ops.convolution.executorch_source.judge import short_site
 
     assert short_site(frame) == short

@@ -340,9 +340,9 @@ def documented_checks(revision):
 @pytest.mark.parametrize("revision", sorted(model.REVISIONS))
 def test_the_order_of_checks_is_the_documented_one(revision):
     """Signatures place a rejection in this order (findings.parting): it is docs/checks.md's."""
-    module = model.revision_module(revision)
-    assert module.CHECKS == documented_checks(revision)
-    assert list(module.CHECKS) == [s.__name__ for s in module.STEPS if s.__name__ in module.CHECKS]
+    steps = model.revision_named(revision)
+    assert steps.checks == documented_checks(revision)
+    assert list(steps.checks) == [s.__name__ for s in steps.steps if s.__name__ in steps.checks]
 
 
 def test_legacy_loops_compute_input_strides_in_int32():

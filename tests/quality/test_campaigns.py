@@ -9,7 +9,7 @@ import pytest
 
 from convcheck import campaign
 from convcheck.judges import Judges
-from convcheck.known_bugs import LEGACY_BUG_CLASSES, bug_class
+from convcheck.ops.convolution.known_bugs import LEGACY_BUG_CLASSES, bug_class
 
 pytest.importorskip("torch")
 pytestmark = pytest.mark.slow

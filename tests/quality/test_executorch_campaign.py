@@ -10,7 +10,7 @@ pytestmark = pytest.mark.slow
 CASES = 3072
 
 pytest.importorskip("torch")
-executorch_target = pytest.importorskip("convcheck.executorch_target")
+executorch_target = pytest.importorskip("convcheck.ops.convolution.executorch_target")
 if not executorch_target.available():
     pytest.skip(executorch_target.INSTALL, allow_module_level=True)
 

@@ -185,7 +185,7 @@ CONFIRMED = [
 
 def test_each_witness_is_classified_by_real_torch_and_the_concrete_runs():
     pytest.importorskip("torch")
-    from convcheck.torch_oracle import TorchJudge
+    from convcheck.ops.convolution.torch_oracle import TorchJudge
 
     with TorchJudge(jobs=1, threads=against_torch.THREADS) as judge:
         for revision in ("legacy", "current"):

@@ -8,7 +8,7 @@ z3 = pytest.importorskip("z3")
 
 from convcheck import cli, model  # noqa: E402
 from convcheck.fixedint import DIVISION_BY_ZERO, SIGNED_OVERFLOW, Wrapping  # noqa: E402
-from convcheck.model._kernel import run_steps  # noqa: E402
+from convcheck.model.steps import run_steps  # noqa: E402
 from convcheck.solver import band_cases, limits, prove  # noqa: E402
 from convcheck.solver.concrete import Assignment  # noqa: E402
 from convcheck.solver.explore import Shape, explore  # noqa: E402
@@ -99,12 +99,11 @@ class _NarrowedBiasProduct(Wrapping):
 def test_band_cases_kill_a_kernel_that_narrows_the_bias_product(rank):
     """The issue's mutant: sampling meets it ~13 times per million cases; a band case is
     built to meet it. Killed means the mutant answers differently from the model."""
-    module = model.revision_module("current")
     cases = band_cases("current", only=[Shape(rank, True, "float32")])
     killed = [
         c
         for c in cases
-        if run_steps(c, "current", module.STEPS, module.LOOP_STEPS, _NarrowedBiasProduct()).outcome
+        if run_steps(c, model.revision_named("current"), _NarrowedBiasProduct()).outcome
         != model.run(c, "current").outcome
     ]
     assert killed
@@ -121,7 +120,7 @@ def test_legacy_witnesses_cover_every_crash_overflow_and_ordering_class():
     """The done-when of the solver: each such class of known_bugs has a witness from prove,
     as the judges (model and sanitized kernel) classify it."""
     from convcheck.judges import Judges
-    from convcheck.known_bugs import LEGACY_BUG_CLASSES, bug_class
+    from convcheck.ops.convolution.known_bugs import LEGACY_BUG_CLASSES, bug_class
     from convcheck.solver.engine import SOLVED_RANK
     from convcheck.solver.explore import shapes
     from convcheck.solver.prove import solved_report

@@ -5,7 +5,7 @@ import pytest
 pytest.importorskip("z3")
 
 from convcheck.campaign import Budget, Campaign  # noqa: E402
-from convcheck.known_bugs import LEGACY_BUG_CLASSES, bug_class  # noqa: E402
+from convcheck.ops.convolution.known_bugs import LEGACY_BUG_CLASSES, bug_class  # noqa: E402
 
 SAMPLED = 64  # sampled cases after the solver's: the campaign must go on to sample
 

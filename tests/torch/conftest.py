@@ -24,7 +24,7 @@ THREADS = 2
 @pytest.fixture(scope="session")
 def judge():
     pytest.importorskip("torch", reason="the torch judge needs PyTorch")
-    from convcheck.torch_oracle import TorchJudge
+    from convcheck.ops.convolution.torch_oracle import TorchJudge
 
     with TorchJudge(jobs=2, threads=THREADS) as j:
         yield j

@@ -11,9 +11,9 @@ import pytest
 torch = pytest.importorskip("torch", reason="the torch judge needs PyTorch")
 
 from convcheck.generate import random_cases  # noqa: E402
+from convcheck.ops.convolution.torch_oracle import ONEDNN_BACKENDS, ONEDNN_EVERY, TorchJudge  # noqa: E402
+from convcheck.ops.convolution.torch_oracle._compare import first_difference  # noqa: E402
 from convcheck.outcome import ACCEPT  # noqa: E402
-from convcheck.torch_oracle import ONEDNN_BACKENDS, ONEDNN_EVERY, TorchJudge  # noqa: E402
-from convcheck.torch_oracle._compare import first_difference  # noqa: E402
 
 
 @pytest.fixture(scope="module")

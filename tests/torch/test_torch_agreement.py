@@ -17,10 +17,10 @@ pytest.importorskip("torch", reason="the torch judge needs PyTorch")
 from conftest import GENERATED_COUNT, THREADS  # noqa: E402
 from torch_cases import large_cases, verdict_key  # noqa: E402
 
+from convcheck.ops.convolution.torch_oracle import _torch  # noqa: E402
+from convcheck.ops.convolution.torch_oracle._checks import check_path  # noqa: E402
+from convcheck.ops.convolution.torch_oracle._normalize import is_unknown  # noqa: E402
 from convcheck.outcome import ACCEPT, CRASH, HANG  # noqa: E402
-from convcheck.torch_oracle import _torch  # noqa: E402
-from convcheck.torch_oracle._checks import check_path  # noqa: E402
-from convcheck.torch_oracle._normalize import is_unknown  # noqa: E402
 
 
 def _key(outcome):
@@ -193,7 +193,7 @@ def test_reusing_the_onednn_answer_equals_running_without_onednn(judge):
     """Where oneDNN on picks no oneDNN backend, the judge reuses that answer for oneDNN
     off (check path and real CPU): the same verdicts, sizes and values as running both."""
     from convcheck.generate import random_cases as project_cases
-    from convcheck.torch_oracle import ONEDNN_BACKENDS
+    from convcheck.ops.convolution.torch_oracle import ONEDNN_BACKENDS
 
     cases = project_cases(5, 600, small=True)
     reused, both = _with_and_without(judge, "reuse_without_onednn", cases)
@@ -207,7 +207,7 @@ def _same_answer(a, b, dtype):
     """Two real answers to one call, run with different thread counts: the same verdict,
     check, sizes and crash, and values equal within the dtype's tolerance (the threads
     split the sums differently)."""
-    from convcheck.torch_oracle._compare import first_difference
+    from convcheck.ops.convolution.torch_oracle._compare import first_difference
 
     if (a.verdict, a.check, a.out_sizes, a.crash_kind) != (
         b.verdict,

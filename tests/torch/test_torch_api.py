@@ -12,8 +12,8 @@ torch = pytest.importorskip("torch", reason="the torch judge needs PyTorch")
 
 from convcheck.case import Case, TensorSpec, channels_last_order  # noqa: E402
 from convcheck.errors import ConvcheckError  # noqa: E402
-from convcheck.torch_oracle import TorchJudge, TorchVerdict, _torch, available  # noqa: E402
-from convcheck.torch_oracle._normalize import PATTERNS, normalize, unknown_id  # noqa: E402
+from convcheck.ops.convolution.torch_oracle import TorchJudge, TorchVerdict, _torch, available  # noqa: E402
+from convcheck.ops.convolution.torch_oracle._normalize import PATTERNS, normalize, unknown_id  # noqa: E402
 from convcheck.values import logical_values  # noqa: E402
 
 
@@ -32,7 +32,8 @@ def conv(i, w, b=None, tr=False, **kw):
 
 def test_importing_convcheck_does_not_import_torch():
     code = (
-        "import sys, convcheck, convcheck.torch_oracle, convcheck.differences, "
+        "import sys, convcheck, convcheck.ops.convolution.torch_oracle, "
+        "convcheck.ops.convolution.differences, "
         "convcheck.judges; print('torch' in sys.modules)"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -12,14 +12,14 @@ torch = pytest.importorskip("torch", reason="the torch judge needs PyTorch")
 
 from torch_cases import GARBAGE, SEGV, random_cases, verdict_key  # noqa: E402
 
-from convcheck.sandbox import Crash  # noqa: E402
-from convcheck.torch_oracle import CALLS_PER_REQUEST, TorchJudge  # noqa: E402
-from convcheck.torch_oracle._worker import (  # noqa: E402
+from convcheck.ops.convolution.torch_oracle import CALLS_PER_REQUEST, TorchJudge  # noqa: E402
+from convcheck.ops.convolution.torch_oracle._worker import (  # noqa: E402
     MARK,
     crashed_call,
     decode_values,
     encode_values,
 )
+from convcheck.sandbox import Crash  # noqa: E402
 
 
 @pytest.fixture
@@ -58,7 +58,7 @@ def test_a_crash_in_a_shared_request_is_its_own_calls_answer_and_crashes_once(co
 
 
 def test_without_a_mark_every_call_of_a_crashed_request_runs_again_alone(counted, monkeypatch):
-    import convcheck.torch_oracle as oracle
+    import convcheck.ops.convolution.torch_oracle as oracle
 
     judge, seen = counted
     others = random_cases(15, 30)

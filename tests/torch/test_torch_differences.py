@@ -16,7 +16,7 @@ from torch_cases import large_cases  # noqa: E402
 
 from convcheck import model  # noqa: E402
 from convcheck.case import Case, TensorSpec, channels_last_order  # noqa: E402
-from convcheck.differences import DIFFERENCES, Difference, explain_difference  # noqa: E402
+from convcheck.ops.convolution.differences import DIFFERENCES, Difference, explain_difference  # noqa: E402
 from convcheck.outcome import ACCEPT, REJECT  # noqa: E402
 
 

@@ -283,7 +283,7 @@ BEYOND = [
 
 @pytest.mark.parametrize("row", BEYOND, ids=[row[0] for row in BEYOND])
 def test_beyond_the_reference(row, judge):
-    from convcheck.torch_oracle._checks import check_path
+    from convcheck.ops.convolution.torch_oracle._checks import check_path
 
     name, case, (verdict, detail), *path = row
     (v,) = judge.judge([case])

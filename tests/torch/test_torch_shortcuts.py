@@ -16,11 +16,11 @@ torch = pytest.importorskip("torch", reason="the torch judge needs PyTorch")
 
 from torch_cases import large_cases, random_cases, verdict_key  # noqa: E402
 
-import convcheck.torch_oracle as oracle  # noqa: E402
+import convcheck.ops.convolution.torch_oracle as oracle  # noqa: E402
 from convcheck.case import Case, TensorSpec  # noqa: E402
 from convcheck.generate import random_cases as project_cases  # noqa: E402
-from convcheck.torch_oracle import _torch  # noqa: E402
-from convcheck.torch_oracle._checks import backend_choice, check_path  # noqa: E402
+from convcheck.ops.convolution.torch_oracle import _torch  # noqa: E402
+from convcheck.ops.convolution.torch_oracle._checks import backend_choice, check_path  # noqa: E402
 from convcheck.values import logical_values  # noqa: E402
 
 SETTINGS = list(itertools.product((1, 2), (True, False)))  # (threads, oneDNN)
@@ -151,7 +151,7 @@ def test_the_check_paths_arithmetic_equals_wrapping_with_its_events():
     import random
 
     from convcheck.fixedint import INT64_MAX, INT64_MIN, Wrapping
-    from convcheck.torch_oracle._aten import AtenWrapping
+    from convcheck.ops.convolution.torch_oracle._aten import AtenWrapping
 
     rng = random.Random(41)
     edges = [0, 1, -1, 2, -2, 7, -7, INT64_MIN, INT64_MIN + 1, INT64_MAX, 2**62, -(2**62)]

@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("torch", reason="the torch judge needs PyTorch")
 
 from convcheck.case import Case  # noqa: E402
-from convcheck.torch_oracle._compare import first_difference  # noqa: E402
+from convcheck.ops.convolution.torch_oracle._compare import first_difference  # noqa: E402
 from convcheck.values import logical_values  # noqa: E402
 
 WRAP = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "int32": np.int32, "int64": np.int64}

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from convcheck.case import Case
-from convcheck.torch_oracle._aten import (
+from convcheck.ops.convolution.torch_oracle._aten import (
     AtenWrapping,
     TorchError,
     calc_output_size,

@@ -18,11 +18,11 @@ PREFIX = "executorch-source:"
 def __getattr__(name: str):
     # Imported on first use: a sandbox worker imports this package after every crash.
     if name == "ExecutorchSourceJudge":
-        from convcheck.executorch_source.judge import ExecutorchSourceJudge
+        from convcheck.ops.convolution.executorch_source.judge import ExecutorchSourceJudge
 
         return ExecutorchSourceJudge
     if name == "build_target":
-        from convcheck.executorch_source.build import build_target
+        from convcheck.ops.convolution.executorch_source.build import build_target
 
         return build_target
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -30,9 +30,8 @@ from dataclasses import field
 
 from convcheck.case import DTYPE_SIZES, Case
 from convcheck.frozen import frozen
-from convcheck.outcome import Outcome
-from convcheck.torch_oracle import _torch
-from convcheck.torch_oracle._aten import (
+from convcheck.ops.convolution.torch_oracle import _torch
+from convcheck.ops.convolution.torch_oracle._aten import (
     SYMINT_MIN,
     AtenWrapping,
     TorchError,
@@ -42,13 +41,14 @@ from convcheck.torch_oracle._aten import (
     sizes_fit,
     storage_problem,
 )
-from convcheck.torch_oracle._backends import (
+from convcheck.ops.convolution.torch_oracle._backends import (
     BACKEND_CHECKS,
     PREDICTED_CRASH,
     AtenCall,
     PredictedCrash,
 )
-from convcheck.torch_oracle._normalize import normalize
+from convcheck.ops.convolution.torch_oracle._normalize import normalize
+from convcheck.outcome import Outcome
 
 
 @frozen
@@ -149,7 +149,7 @@ def _select(case, a, threads, onednn, private, arguments: list | None = None) ->
                 arguments.append(made)
         call.backend = _ask_private(made, threads, onednn)
     else:
-        from convcheck.torch_oracle._fallback import select_backend
+        from convcheck.ops.convolution.torch_oracle._fallback import select_backend
 
         with _torch.settings(threads, onednn):
             call.backend = select_backend(call)

@@ -9,7 +9,7 @@ the point of this revision.
 from __future__ import annotations
 
 from convcheck.fixedint import Arith
-from convcheck.model._kernel import (
+from convcheck.ops.convolution.checks import (
     Call,
     Reject,
     bias_reads,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from convcheck.errors import ConvcheckError
-from convcheck.executorch_target._logs import LOG_LINE
-from convcheck.executorch_target._plan import Limits
+from convcheck.ops.convolution.executorch_target._logs import LOG_LINE
+from convcheck.ops.convolution.executorch_target._plan import Limits
 from convcheck.outcome import Outcome
 from convcheck.pool_judge import PoolJudge
 from convcheck.sandbox import Crash, Hang, WorkerPool, WorkerSpec
@@ -58,8 +58,8 @@ class ExecutorchJudge(PoolJudge):
             )
         self.limits = limits or Limits()
         spec = WorkerSpec(
-            handler="convcheck.executorch_target.worker:handle",
-            init="convcheck.executorch_target.worker:init",
+            handler="convcheck.ops.convolution.executorch_target.worker:handle",
+            init="convcheck.ops.convolution.executorch_target.worker:init",
             config={"limits": asdict(self.limits)},
             memory_limit_mb=memory_limit_mb,
         )

@@ -1,33 +1,13 @@
-"""What both revisions share: the call being checked, the step runner, common predicates.
-
-A revision is a tuple of *steps*, one per C function (or per block of ``convolution_out``),
-in the C's order. A step reads the call, does its arithmetic through the ``Arith`` it is
-given, and either returns (passed) or raises ``Reject`` with a check id. The runner turns
-that into an outcome and keeps the trace.
-"""
+"""What both revisions of convolution share: the call as the C sees it, the predicates
+and checks the C shares between them, and the tail of ``convolution_out``."""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from collections.abc import Sequence
 
 from convcheck.case import Case, TensorSpec, channels_last_order, contiguous_order
-from convcheck.fixedint import Arith, NarrowEvent, Op, UbEvent
-from convcheck.frozen import frozen
-from convcheck.outcome import Outcome
-
-
-class Reject(Exception):
-    """Raised by a step: the kernel returns InvalidArgument with this check id."""
-
-    def __init__(self, check: str) -> None:
-        super().__init__(check)
-        self.check = check
-
-
-class Accept(Exception):
-    """Raised by the early return on an empty out: the kernel returns before the loops."""
+from convcheck.fixedint import Arith
+from convcheck.model.steps import Accept, Reject, either
 
 
 class Call:
@@ -45,94 +25,6 @@ class Call:
         # Spatial dims: the kernel's ``in.dim() - 2``.
         self.ndim: int = case.input.rank - 2
         self.out_sizes: list[int] = []
-
-
-Step = Callable[[Call, Arith], None]
-# ``StepTrace(...)`` without the Python frame of the named tuple's generated ``__new__``.
-_new_tuple = tuple.__new__
-
-
-class StepTrace(NamedTuple):
-    """One step of a run (a named tuple: a run records one per step it reaches)."""
-
-    name: str
-    ops: tuple[Op, ...]
-    result: str  # "ok", "reject <id>", "accept (empty out)"
-    in_loops: bool
-
-
-@frozen
-class ModelRun:
-    """One run of a revision's steps over one case, under one arithmetic."""
-
-    revision: str
-    exact: bool
-    outcome: Outcome
-    ub: tuple[UbEvent, ...]
-    narrowing: tuple[NarrowEvent, ...]
-    steps: tuple[StepTrace, ...]
-
-    @property
-    def reject_step(self) -> int | None:
-        """Index of the step that rejected, if any."""
-        if self.outcome.verdict != "reject":
-            return None
-        return len(self.steps) - 1
-
-    def first_ub(self, include_loops: bool = True) -> UbEvent | None:
-        for event in self.ub:
-            if include_loops or not self.steps[event.step].in_loops:
-                return event
-        return None
-
-
-def run_steps(
-    case: Case,
-    revision: str,
-    steps: Sequence[Step],
-    loop_steps: frozenset[str],
-    arith: Arith,
-) -> ModelRun:
-    call = Call(case)
-    trace = arith.trace
-    traces: list[StepTrace] = []
-    outcome = None
-    for index, (step, name, in_loops, passed) in enumerate(_plan(tuple(steps), loop_steps)):
-        arith.step_index = index  # the step its events record
-        first_op = len(trace)
-        try:
-            step(call, arith)
-        except Reject as r:
-            outcome = Outcome.reject(r.check)
-            result = f"reject {r.check}"
-        except Accept:
-            outcome = Outcome.accept(call.out_sizes)
-            result = "accept (empty out)"
-        else:
-            if len(trace) == first_op:
-                traces.append(passed)
-                continue
-            result = "ok"
-        traces.append(_new_tuple(StepTrace, (name, tuple(trace[first_op:]), result, in_loops)))
-        if outcome is not None:
-            break
-    if outcome is None:
-        outcome = Outcome.accept(call.out_sizes)
-    return ModelRun(
-        revision, arith.exact, outcome, tuple(arith.ub), tuple(arith.narrowing), tuple(traces)
-    )
-
-
-@functools.cache
-def _plan(steps: tuple[Step, ...], loop_steps: frozenset[str]) -> tuple[tuple, ...]:
-    """Each step with its name, whether it is in the loops, and its trace when it passes
-    without arithmetic (most steps of most runs: one shared value)."""
-    plan = []
-    for step in steps:
-        name = step.__name__
-        in_loops = name in loop_steps
-        plan.append((step, name, in_loops, StepTrace(name, (), "ok", in_loops)))
-    return tuple(plan)
 
 
 # -- predicates and helpers the C shares between checks ---------------------------------
@@ -169,20 +61,6 @@ def check_param_array(
     for v in values:
         if v < minimum or (maximum is not None and v > maximum):
             raise Reject(f"{name}.range")
-
-
-def either(first, second):
-    """C's ``first || second`` of two comparisons, both made already (nothing to skip).
-
-    On the model's own values, Python's ``or``: a branch atheris' coverage of the model
-    sees (without it, its campaigns found a fifth fewer findings). On the solver's
-    (``SymBool``), one condition ``first | second``: ``or`` would fork on the first
-    and then on the second, and its two passing sides would double every path after it,
-    once per spatial dim (current's rank-5 transposed calls: 375 paths instead of 72).
-    """
-    if isinstance(first, bool):
-        return first or second
-    return first | second
 
 
 def check_output_padding_below_stride_or_dilation(call: Call) -> None:

@@ -22,14 +22,14 @@ Three forms (see ``_plan.py``):
 from __future__ import annotations
 
 from convcheck.case import DTYPE_SIZES, Case, TensorSpec
-from convcheck.executorch_target._flatbuffer import (
+from convcheck.ops.convolution.executorch_target._flatbuffer import (
     DYNAMIC_BOUND,
     STATIC,
     Layout,
     TensorValue,
     encode,
 )
-from convcheck.executorch_target._plan import ALIGNMENT, Plan, aligned, nbytes
+from convcheck.ops.convolution.executorch_target._plan import ALIGNMENT, Plan, aligned, nbytes
 
 WHOLE, PROBE, PROBE_STATIC = "whole", "probe", "probe-static"
 

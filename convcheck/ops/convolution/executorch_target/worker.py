@@ -27,9 +27,9 @@ import tempfile
 
 from convcheck.case import Case, TensorSpec
 from convcheck.errors import ConvcheckError
-from convcheck.executorch_target import _logs
-from convcheck.executorch_target._craft import PROBE, PROBE_STATIC, WHOLE, program
-from convcheck.executorch_target._plan import Limits, Plan, make_plan
+from convcheck.ops.convolution.executorch_target import _logs
+from convcheck.ops.convolution.executorch_target._craft import PROBE, PROBE_STATIC, WHOLE, program
+from convcheck.ops.convolution.executorch_target._plan import Limits, Plan, make_plan
 
 OVERREAD_KIND = "bias-overread (values)"
 # The two canary fillings: any difference between the two runs' outputs was read from

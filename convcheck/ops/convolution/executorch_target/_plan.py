@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 from convcheck.case import DTYPE_SIZES, Case, TensorSpec
 from convcheck.fixedint import INT32_MAX, INT64_MAX, Wrapping
-from convcheck.model import legacy
-from convcheck.model._kernel import Call
+from convcheck.ops.convolution import legacy
+from convcheck.ops.convolution.checks import Call
 
 ALIGNMENT = 16  # bytes; exir's memory planner aligns every tensor to this
 

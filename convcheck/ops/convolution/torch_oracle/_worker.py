@@ -27,7 +27,7 @@ from array import array
 from typing import Any
 
 from convcheck.case import TensorSpec
-from convcheck.torch_oracle._torch import settings
+from convcheck.ops.convolution.torch_oracle._torch import settings
 
 _STATE: dict[str, Any] = {}
 PARAMS = ("stride", "padding", "dilation", "transposed", "output_padding", "groups")
@@ -36,7 +36,7 @@ _MARKS = re.compile(re.escape(MARK) + r"(\d+)\n")
 
 
 def init(config: dict[str, Any]) -> None:
-    from convcheck.torch_oracle._torch import torch_module
+    from convcheck.ops.convolution.torch_oracle._torch import torch_module
 
     torch = torch_module()  # imported, and its objects frozen out of the collector's way
     # OMP_NUM_THREADS has set it: setting it again would start OpenMP's threads here, in
@@ -88,7 +88,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
 
 def _tensors(packed: list[Any]) -> list[Any] | dict[str, Any]:
     """The call's input, weight and bias, or torch's refusal to make them (its verdict)."""
-    from convcheck.torch_oracle._torch import real_tensor
+    from convcheck.ops.convolution.torch_oracle._torch import real_tensor
 
     specs = [None if s is None else TensorSpec(tuple(s[0]), s[1], tuple(s[2])) for s in packed[:3]]
     assert specs[0].rank <= 5, "rank >= 6 inputs never run on real CPU"

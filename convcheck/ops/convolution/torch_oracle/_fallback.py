@@ -9,8 +9,8 @@ and to real CPU.
 from __future__ import annotations
 
 from convcheck.fixedint import INT64_MAX
-from convcheck.torch_oracle import _torch
-from convcheck.torch_oracle._aten import TorchError, fmt_sizes, fmt_x, kernel_extent
+from convcheck.ops.convolution.torch_oracle import _torch
+from convcheck.ops.convolution.torch_oracle._aten import TorchError, fmt_sizes, fmt_x, kernel_extent
 
 
 def check_shape_forward(call) -> None:

@@ -2,16 +2,17 @@
 kernel's log turned into a check id.
 
 The adapter records the error-level log lines of each call; a rejection's check id is the
-first of them that the shipped log map recognises (``convcheck.executorch_target._logs``,
-the same map as the ExecuTorch wheel's), not the adapter's placeholder.
+first of them that the shipped log map recognises
+(``convcheck.ops.convolution.executorch_target._logs``, the same map as the ExecuTorch
+wheel's), not the adapter's placeholder.
 """
 
 from __future__ import annotations
 
 import ctypes
 
-from convcheck.executorch_target import _logs
 from convcheck.native import worker as native
+from convcheck.ops.convolution.executorch_target import _logs
 
 _log = None
 

@@ -1,6 +1,6 @@
 """A real target: ExecuTorch 1.5.1's portable ``convolution.out``, from PyPI.
 
-    from convcheck import executorch_target as et
+    from convcheck.ops.convolution import executorch_target as et
     if et.available():
         with et.ExecutorchJudge(jobs=2) as judge:
             outcomes = judge.run(cases)             # verdict, check id, sizes, values
@@ -44,15 +44,15 @@ def __getattr__(name: str):
     # Imported on first use: the sandbox workers import this package again after every
     # crash, and the parent may never need a judge.
     if name == "ExecutorchJudge":
-        from convcheck.executorch_target.judge import ExecutorchJudge
+        from convcheck.ops.convolution.executorch_target.judge import ExecutorchJudge
 
         return ExecutorchJudge
     if name == "expected_outcome":
-        from convcheck.executorch_target.expected import expected_outcome
+        from convcheck.ops.convolution.executorch_target.expected import expected_outcome
 
         return expected_outcome
     if name == "Limits":
-        from convcheck.executorch_target._plan import Limits
+        from convcheck.ops.convolution.executorch_target._plan import Limits
 
         return Limits
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -50,11 +50,11 @@ from typing import Any
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError
 from convcheck.frozen import frozen
+from convcheck.ops.convolution.torch_oracle import _torch
+from convcheck.ops.convolution.torch_oracle._checks import backend_choice, check_path
+from convcheck.ops.convolution.torch_oracle._compare import first_difference
+from convcheck.ops.convolution.torch_oracle._worker import crashed_call, decode_values, encode_case
 from convcheck.outcome import ACCEPT, CRASH, HANG, REJECT, Outcome
-from convcheck.torch_oracle import _torch
-from convcheck.torch_oracle._checks import backend_choice, check_path
-from convcheck.torch_oracle._compare import first_difference
-from convcheck.torch_oracle._worker import crashed_call, decode_values, encode_case
 from convcheck.validation import check_positive_int, check_seconds
 
 __all__ = ["DEFAULT_THREADS", "TorchJudge", "TorchVerdict", "available"]
@@ -470,8 +470,8 @@ class TorchJudge:
             from convcheck.sandbox import WorkerPool, WorkerSpec
 
             spec = WorkerSpec(
-                handler="convcheck.torch_oracle._worker:handle",
-                init="convcheck.torch_oracle._worker:init",
+                handler="convcheck.ops.convolution.torch_oracle._worker:handle",
+                init="convcheck.ops.convolution.torch_oracle._worker:init",
                 config={"threads": self.threads},
                 # PASSIVE: idle OpenMP threads sleep instead of spinning, so that several
                 # workers with several threads each share the cores (20x faster on 2).
@@ -535,8 +535,8 @@ def _is_small(case: Case, checked) -> bool:
 
 
 def _real_outcome(case: Case, answer: Any, backend: str) -> tuple[Outcome, str | None]:
+    from convcheck.ops.convolution.torch_oracle._normalize import normalize
     from convcheck.sandbox import Crash, Hang
-    from convcheck.torch_oracle._normalize import normalize
 
     if isinstance(answer, Hang):
         return Outcome.hung(detail=answer.describe()), None

@@ -11,8 +11,8 @@ sizes that do not fit the 32-bit size type rejected; input and out dim orders ma
 from __future__ import annotations
 
 from convcheck.fixedint import INT32_MAX, Arith
-from convcheck.model import legacy
-from convcheck.model._kernel import (
+from convcheck.ops.convolution import legacy
+from convcheck.ops.convolution.checks import (
     Call,
     Reject,
     bias_reads,
@@ -27,8 +27,8 @@ from convcheck.model._kernel import (
     val_at,
     wrapper_strides,
 )
-from convcheck.model._kernel import out_strides as int32_out_strides
-from convcheck.model.legacy import dim_orders, dtypes
+from convcheck.ops.convolution.checks import out_strides as int32_out_strides
+from convcheck.ops.convolution.legacy import dim_orders, dtypes
 
 
 def ranks(call: Call, a: Arith) -> None:

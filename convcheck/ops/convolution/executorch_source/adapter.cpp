@@ -1,7 +1,7 @@
 /*
  * convcheck's adapter for a user's ExecuTorch checkout: exports convcheck_abi.h around the
  * portable kernel's `convolution_out`, compiled together with the checkout's own sources
- * (convcheck/executorch_source/build.py says which). Written against ExecuTorch's public
+ * (convcheck/ops/convolution/executorch_source/build.py says which). Written against ExecuTorch's public
  * runtime headers only; nothing here is ExecuTorch's code.
  *
  * - Rejection is the KernelRuntimeContext's failure state. Which check failed is in the

@@ -52,8 +52,8 @@ from dataclasses import dataclass
 
 from convcheck.case import Case
 from convcheck.fixedint import Wrapping
-from convcheck.torch_oracle import _torch
-from convcheck.torch_oracle._aten import (
+from convcheck.ops.convolution.torch_oracle import _torch
+from convcheck.ops.convolution.torch_oracle._aten import (
     SYMINT_MIN,
     Params,
     TorchError,

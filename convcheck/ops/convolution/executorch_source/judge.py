@@ -7,8 +7,8 @@ import dataclasses
 import os
 import re
 
-from convcheck.executorch_source.build import build_target
 from convcheck.native.judge import NativeJudge
+from convcheck.ops.convolution.executorch_source.build import build_target
 from convcheck.outcome import Outcome
 from convcheck.sandbox import Crash, Hang
 
@@ -22,7 +22,9 @@ class ExecutorchSourceJudge(NativeJudge):
     def __init__(self, source: str | os.PathLike, **options) -> None:
         self.source = str(source)
         super().__init__(
-            target=build_target(source), worker="convcheck.executorch_source.worker", **options
+            target=build_target(source),
+            worker="convcheck.ops.convolution.executorch_source.worker",
+            **options,
         )
 
     @staticmethod

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from convcheck import model
 from convcheck.case import Case
-from convcheck.executorch_target._plan import Limits, make_plan
-from convcheck.executorch_target.worker import OVERREAD_KIND
 from convcheck.fixedint import DIVISION_BY_ZERO, HEAP_OVERREAD, NULL_CALL, SIGNED_OVERFLOW
+from convcheck.ops.convolution.executorch_target._plan import Limits, make_plan
+from convcheck.ops.convolution.executorch_target.worker import OVERREAD_KIND
 from convcheck.outcome import REJECT, Outcome
 
 # Undefined behaviour in the model -> what the unsanitized build does (None: nothing).

@@ -1,0 +1,78 @@
+"""Ops: everything that is about one kernel, behind one interface; and their registry.
+
+An *op* is a kernel whose argument checks convcheck hunts in (``convolution``, and the
+kernels that share its helpers). The core (cases, the step runner, engines, judges,
+findings, shrinking, the corpus, the solver, the report, the CLI) names no parameter of
+any op: it asks the op. An op is a folder ``convcheck/ops/<name>/`` whose package holds
+an ``OP`` that keeps the ``Op`` protocol, and one line in ``OPS`` below.
+``docs/adding-an-op.md`` walks through adding one.
+
+The registry holds import paths, not modules: an op is imported the first time it is
+asked for, so a campaign on one op never imports another's torch mapping or C build.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from convcheck.validation import check_choice
+
+if TYPE_CHECKING:
+    from convcheck.model.steps import Revision
+
+__all__ = ["DEFAULT_OP", "OPS", "Op", "get", "names", "op_of", "register"]
+
+# name -> "module:attribute" of the op's ``OP``
+OPS: dict[str, str] = {
+    "convolution": "convcheck.ops.convolution:OP",
+}
+DEFAULT_OP = "convolution"
+
+
+@runtime_checkable
+class Op(Protocol):
+    """What the core asks of an op.
+
+    ``case_type`` is the op's case: a frozen value whose fields are the call's tensors
+    and parameters, with ``to_json`` / ``from_json`` (``convcheck.case``). ``revisions``
+    maps each revision name (``convcheck.model.REVISIONS``) to its steps.
+    """
+
+    name: str
+    case_type: type
+    revisions: Mapping[str, Revision]
+
+    def build_case(self, src: Any, small: bool = False) -> Any:
+        """A call built from a stream of choices (``convcheck.generate.Source``), usually
+        valid in most respects, a few arguments at their edges; ``small`` keeps it cheap
+        for judges that compute."""
+        ...
+
+
+def register(name: str, path: str) -> None:
+    """Make the op at ``path`` (``"module:attribute"``) known as ``name``: for ops that
+    live outside this package (a test's toy op, a user's own)."""
+    OPS[name] = path
+    get.cache_clear()
+
+
+def names() -> tuple[str, ...]:
+    return tuple(OPS)
+
+
+@functools.cache
+def get(name: str = DEFAULT_OP) -> Op:
+    """The op called ``name``; an unknown name is a ``ConvcheckError`` naming the known ones."""
+    check_choice("op", name, OPS)
+    module, _, attribute = OPS[name].partition(":")
+    op = getattr(importlib.import_module(module), attribute)
+    assert isinstance(op, Op), f"{OPS[name]} does not keep the Op protocol"
+    return op
+
+
+def op_of(case: Any) -> Op:
+    """The op a case is a call of (each op's case type names it)."""
+    return get(type(case).OP)

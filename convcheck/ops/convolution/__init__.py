@@ -1,0 +1,41 @@
+"""``convolution.out``: ExecuTorch's portable convolution, the first op convcheck fuzzed.
+
+What is here is all that is about this kernel: its checks in both revisions (``legacy``,
+``current``, what they share in ``checks``), the torch mapping (``torch_oracle``), the
+intentional differences from torch, the upstream thread's bug classes, and the ExecuTorch
+targets (the 1.5.1 wheel, a user's checkout).
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from convcheck.case import Case
+from convcheck.generate import build_case
+from convcheck.model.steps import Revision
+from convcheck.ops.convolution import current, legacy
+from convcheck.ops.convolution.checks import Call
+
+
+class Convolution:
+    name = "convolution"
+    case_type = Case
+    revisions = MappingProxyType(
+        {
+            module.__name__.rpartition(".")[2]: Revision(
+                module.__name__.rpartition(".")[2],
+                module.STEPS,
+                module.LOOP_STEPS,
+                Call,
+                MappingProxyType(module.CHECKS),
+            )
+            for module in (legacy, current)
+        }
+    )
+
+    @staticmethod
+    def build_case(src, small: bool = False) -> Case:
+        return build_case(src, small)
+
+
+OP = Convolution()
