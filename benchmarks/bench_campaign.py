@@ -38,8 +38,9 @@ from collections import Counter
 from dataclasses import dataclass
 
 from convcheck.campaign import Budget, Campaign, example_cases
-from convcheck.generate import RandomSource, build_case
+from convcheck.generate import RandomSource
 from convcheck.judges import Judges
+from convcheck.ops.convolution.generate import build_case
 from convcheck.ops.convolution.torch_oracle import ONEDNN_EVERY
 
 

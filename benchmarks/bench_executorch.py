@@ -21,9 +21,10 @@ import subprocess
 import sys
 import time
 
-from convcheck.generate import RandomSource, build_case
+from convcheck.generate import RandomSource
 from convcheck.ops.convolution.executorch_target import ExecutorchJudge, available, expected_outcome
 from convcheck.ops.convolution.executorch_target._plan import Limits, make_plan
+from convcheck.ops.convolution.generate import build_case
 
 _KILLERS = ("SIGFPE", "SIGSEGV", "SIGABRT")
 

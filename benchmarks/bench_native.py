@@ -20,10 +20,11 @@ import argparse
 import json
 import time
 
-from convcheck.generate import RandomSource, build_case
+from convcheck.generate import RandomSource
 from convcheck.native import NativeJudge
 from convcheck.native import worker as native_worker
 from convcheck.native.build import build_library
+from convcheck.ops.convolution.generate import build_case
 
 
 def _rate(count: int, seconds: float) -> float:

@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_torch import _cpu  # noqa: E402  (this folder: the script's own)
 
 from convcheck import model  # noqa: E402
-from convcheck.generate import RandomSource, build_case  # noqa: E402
+from convcheck.generate import RandomSource  # noqa: E402
+from convcheck.ops.convolution.generate import build_case  # noqa: E402
 
 
 def _best(stage, cases, repeat: int) -> float:

@@ -184,7 +184,8 @@ def _legacy_cases(mode: str = "check") -> tuple[list, list]:
     """Generated cases on which the legacy kernel's ``mode`` entry crashes (the model says
     so), and not."""
     from convcheck import model
-    from convcheck.generate import RandomSource, build_case
+    from convcheck.generate import RandomSource
+    from convcheck.ops.convolution.generate import build_case
 
     src = RandomSource(1)
     crashing, clean = [], []

@@ -32,8 +32,8 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from convcheck.case import Case, TensorSpec  # noqa: E402
+from convcheck.ops.convolution.case import ConvolutionCase
 
 
 def _case(rng: random.Random, large: bool, accept: bool) -> Case:
@@ -52,7 +52,7 @@ def _case(rng: random.Random, large: bool, accept: bool) -> Case:
             kernel[0] = spatial[0] + 2 ** rng.randrange(1, 4)  # kernel larger than the input
     transposed = accept and rng.random() < 0.3
     w = (c, o, *kernel) if transposed else (o, c, *kernel)
-    return Case(
+    return ConvolutionCase(
         input=TensorSpec((n, c, *spatial)),
         weight=TensorSpec(w),
         bias=TensorSpec((o,)),
@@ -104,7 +104,8 @@ def _cpu() -> tuple[float, float]:
 
 def campaign_share(batches: int, jobs: int, threads: int, pairs: int) -> None:
     """The judge as a campaign calls it, single-thread calls on and off, in pairs."""
-    from convcheck.generate import RandomSource, build_case
+    from convcheck.generate import RandomSource
+    from convcheck.ops.convolution.generate import build_case
     from convcheck.ops.convolution.torch_oracle import TorchJudge
 
     print(

@@ -197,7 +197,8 @@ class Campaign:
                 size = min(size, self.budget.cases - self.stats.cases - out)
             if size <= 0:
                 return None
-            part = {"random": [seed, self._chunks, size], "size": size, "order": self._issue()}
+            chunk = [seed, self._chunks, size, self.judges.op]
+            part = {"random": chunk, "size": size, "order": self._issue()}
             self._chunks += 1
             out += size
             return part

@@ -1,22 +1,18 @@
-"""A *case*: one call of ``convolution.out``, as a frozen value with a JSON form.
+"""A *case*: one call of an op's kernel, as a frozen value with a JSON form.
 
 The JSON form is the project's lingua franca (corpus, ``explain``, ``judge``, external
-tools); it may gain optional fields, never lose these::
-
-    {"input":  {"sizes": [1, 2, 2], "dim_order": [0, 1, 2], "dtype": "float32"},
-     "weight": {"sizes": [4, 2, 3], "dtype": "float32"},
-     "bias":   {"sizes": [4], "dtype": "float32"},          (or null)
-     "out":    {"sizes": [1, 4, 1], "dtype": "float32"},
-     "stride": [2], "padding": [0], "dilation": [1],
-     "transposed": false, "output_padding": [0], "groups": 1}
+tools): an object with one field per argument of the op, in the kernel's order, tensors
+as ``{"sizes": [...], "dim_order": [...], "dtype": "float32"}`` (or ``null`` where the
+argument is optional). Each op's case type declares its arguments
+(``convcheck.schema``); ``convcheck/ops/convolution/case.py`` has the first.
 
 A case only has to be a call the tensor library could *represent*: sizes in the 32-bit
 size type, a dim order that is a permutation, a known dtype, int64 arguments. Whether the
 kernel should accept it is for the judges to say.
 
 The format takes what a person would write: a contiguous ``dim_order`` spelled out (also
-a bias's, whose only order that is), and, in Python, sizes as any sequence of integers
-(``torch.Size``, a list, numpy integers), kept as a tuple of ``int``.
+for a tensor read contiguously, whose only order that is), and, in Python, sizes as any
+sequence of integers (``torch.Size``, a list, numpy integers), kept as a tuple of ``int``.
 """
 
 from __future__ import annotations
@@ -25,12 +21,13 @@ import functools
 import json
 import operator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Self
 
+from convcheck import ops
 from convcheck.errors import InvalidCase, value_repr
 from convcheck.files import parse_json
 from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN
-from convcheck.frozen import frozen
+from convcheck.schema import Arg, Bool, IntList, OptionalInt, Tensor, schema_of
 
 # Element sizes in bytes, in the order ExecuTorch's ScalarType lists them.
 DTYPE_SIZES = {
@@ -124,85 +121,72 @@ class TensorSpec:
         return out
 
 
-@frozen
 class Case:
-    input: TensorSpec
-    weight: TensorSpec
-    bias: TensorSpec | None
-    out: TensorSpec
-    stride: tuple[int, ...]
-    padding: tuple[int, ...]
-    dilation: tuple[int, ...]
-    transposed: bool
-    output_padding: tuple[int, ...]
-    groups: int
+    """A call of an op: the base of every op's case type (``convcheck.schema`` says how
+    an op declares its fields). The JSON form, validation and ``replace`` are the same
+    for every op, read off its schema."""
 
-    # The op this is a call of (``convcheck.ops``): not a field.
-    OP = "convolution"
+    # The op this is a call of (``convcheck.ops``), set by each op's case type.
+    OP: str
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "input": self.input.to_json(),
-            "weight": self.weight.to_json(),
-            "bias": None if self.bias is None else self.bias.to_json(with_order=False),
-            "out": self.out.to_json(),
-            "stride": list(self.stride),
-            "padding": list(self.padding),
-            "dilation": list(self.dilation),
-            "transposed": self.transposed,
-            "output_padding": list(self.output_padding),
-            "groups": self.groups,
-        }
+        out: dict[str, Any] = {}
+        for arg in schema_of(type(self)):
+            value = getattr(self, arg.name)
+            if isinstance(arg, Tensor):
+                value = None if value is None else value.to_json(with_order=arg.ordered)
+            elif isinstance(arg, IntList):
+                value = list(value)
+            out[arg.name] = value
+        return out
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), sort_keys=False)
 
-    def replace(self, **changes: Any) -> Case:
+    def replace(self, **changes: Any) -> Self:
         return replace(self, **changes)
 
     @classmethod
-    def from_json(cls, data: Any) -> Case:
-        """Build a case from decoded JSON; a malformed one raises ``InvalidCase``."""
+    def from_json(cls, data: Any, op: str | None = None) -> Case:
+        """Build a case from decoded JSON; a malformed one raises ``InvalidCase``.
+
+        On ``Case`` itself, a call of ``op`` (by default the default op); on an op's
+        case type, a call of that op."""
+        if cls is Case:
+            return ops.get(op or ops.DEFAULT_OP).case_type.from_json(data)
         obj = _expect_object(data, "case")
-        _reject_unknown(obj, "case", _CASE_FIELDS)
-        input_ = _tensor(_field(obj, "input", "case"), "input", ordered=True)
-        weight = _tensor(_field(obj, "weight", "case"), "weight", ordered=True)
-        bias = _field(obj, "bias", "case")
-        return cls(
-            input=input_,
-            weight=weight,
-            bias=None if bias is None else _tensor(bias, "bias", ordered=False),
-            out=_tensor(_field(obj, "out", "case"), "out", ordered=True),
-            stride=_int_list(obj, "stride"),
-            padding=_int_list(obj, "padding"),
-            dilation=_int_list(obj, "dilation"),
-            transposed=_bool(obj, "transposed"),
-            output_padding=_int_list(obj, "output_padding"),
-            groups=_int64(_field(obj, "groups", "case"), "groups"),
-        )
+        args = schema_of(cls)
+        _reject_unknown(obj, "case", tuple(arg.name for arg in args))
+        return cls(**{arg.name: _argument(obj, arg) for arg in args})
 
     @classmethod
-    def loads(cls, text: str | bytes, source: str = "case") -> Case:
+    def loads(cls, text: str | bytes, source: str = "case", op: str | None = None) -> Case:
         """A case from JSON text; every error message starts with ``source``."""
         data = parse_json(text, source, InvalidCase)
         try:
-            return cls.from_json(data)
+            return cls.from_json(data, op)
         except InvalidCase as e:
             raise InvalidCase(f"{source}: {e}") from None
 
 
-_CASE_FIELDS = (
-    "input",
-    "weight",
-    "bias",
-    "out",
-    "stride",
-    "padding",
-    "dilation",
-    "transposed",
-    "output_padding",
-    "groups",
-)
+def _argument(obj: dict, arg: Arg) -> Any:
+    """One argument of a case, read and checked as its schema says."""
+    value = _field(obj, arg.name, "case")
+    if isinstance(arg, Tensor):
+        if value is None and arg.optional:
+            return None
+        return _tensor(value, arg.name, ordered=arg.ordered)
+    if isinstance(arg, IntList):
+        if not isinstance(value, list):
+            raise InvalidCase(f"{arg.name}: expected a list of int64, got {value_repr(value)}")
+        return tuple(_int64(v, f"{arg.name}[{i}]") for i, v in enumerate(value))
+    if isinstance(arg, Bool):
+        if not isinstance(value, bool):
+            raise InvalidCase(f"{arg.name}: expected true or false, got {value_repr(value)}")
+        return value
+    if isinstance(arg, OptionalInt) and value is None:
+        return None
+    return _int64(value, arg.name)
 
 
 def _ints(values: Any, name: str) -> tuple[int, ...]:
@@ -241,20 +225,6 @@ def _is_int(value: Any) -> bool:
 def _int64(value: Any, where: str) -> int:
     if not _is_int(value) or not INT64_MIN <= value <= INT64_MAX:
         raise InvalidCase(f"{where}: expected an int64, got {value_repr(value)}")
-    return value
-
-
-def _int_list(obj: dict, name: str) -> tuple[int, ...]:
-    value = _field(obj, name, "case")
-    if not isinstance(value, list):
-        raise InvalidCase(f"{name}: expected a list of int64, got {value_repr(value)}")
-    return tuple(_int64(v, f"{name}[{i}]") for i, v in enumerate(value))
-
-
-def _bool(obj: dict, name: str) -> bool:
-    value = _field(obj, name, "case")
-    if not isinstance(value, bool):
-        raise InvalidCase(f"{name}: expected true or false, got {value_repr(value)}")
     return value
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from convcheck import engines, files, model
+from convcheck import engines, files, model, ops
 from convcheck.case import Case
 from convcheck.check_ids import COMPARE, describe_unknown, load_map
 from convcheck.errors import ConvcheckError, InvalidCase
@@ -34,9 +34,9 @@ class _Parser(argparse.ArgumentParser):
         raise ConvcheckError(f"{self.prog}: {message}")
 
 
-def load_case(path: str) -> Case:
-    """A case file, or a corpus entry (whose case is the one a person wants to judge,
-    explain or shrink again)."""
+def load_case(path: str, op: str = ops.DEFAULT_OP) -> Case:
+    """A case file (a call of ``op``), or a corpus entry (whose case is the one a person
+    wants to judge, explain or shrink again, a call of the op the entry names)."""
     from convcheck import corpus
 
     data = files.read_bytes(path, "case file")
@@ -44,7 +44,7 @@ def load_case(path: str) -> Case:
     obj = files.parse_json(data, where, InvalidCase)
     if isinstance(obj, dict) and "format" in obj:
         return corpus.from_json(obj, Path(path)).case
-    return Case.loads(data, source=where)
+    return Case.loads(data, source=where, op=op)
 
 
 def example_paths() -> list[Path]:
@@ -57,7 +57,7 @@ def cmd_explain(args, stdout: TextIO, stderr: TextIO) -> int:
     paths = args.cases or [str(p) for p in example_paths()]
     found = False
     for path in paths:
-        case = load_case(path)
+        case = load_case(path, args.op)
         wrapped, exact, findings = model.classify(case, args.revision)
         found = found or bool(findings)
         if args.json:
@@ -111,6 +111,7 @@ def _open_judges(args, use_torch: bool | None = None, warm: bool = True):
         check_map=check_map,
         compare=compare,
         warm=warm,  # a command judges at once: torch's workers start beside its own import
+        op=args.op,
     )
 
 
@@ -132,7 +133,7 @@ def _meta(args) -> dict:
 
 
 def cmd_judge(args, stdout: TextIO, stderr: TextIO) -> int:
-    case = load_case(args.case)
+    case = load_case(args.case, args.op)
     with _open_judges(args) as judges:
         judgement = judges.judge([case])[0]
         found = judges.findings(judgement)
@@ -269,7 +270,7 @@ def cmd_replay(args, stdout: TextIO, stderr: TextIO) -> int:
 def cmd_minimize(args, stdout: TextIO, stderr: TextIO) -> int:
     from convcheck.shrink import Shrinker
 
-    case = load_case(args.case)
+    case = load_case(args.case, args.op)
     with _open_judges(args) as judges:
         found = judges.evaluate([case])[0]
         if args.kind:
@@ -440,7 +441,17 @@ def cmd_target(args, stdout: TextIO, stderr: TextIO) -> int:
     return OK
 
 
+def _op_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--op",
+        default=ops.DEFAULT_OP,
+        choices=ops.names(),
+        help=f"the kernel: its checks, its C kernel, its torch call (default {ops.DEFAULT_OP})",
+    )
+
+
 def _judges(parser: argparse.ArgumentParser, torch_flag: bool = True) -> None:
+    _op_option(parser)
     parser.add_argument("--revision", default="legacy", choices=sorted(model.REVISIONS))
     parser.add_argument(
         "--target",
@@ -540,6 +551,7 @@ def _parser() -> _Parser:
 
     explain = sub.add_parser("explain", help="the model's trace for one or more cases")
     explain.add_argument("cases", nargs="*", help="case JSON files (default: bundled examples)")
+    _op_option(explain)
     explain.add_argument("--revision", default="current", choices=sorted(model.REVISIONS))
     explain.add_argument("--json", action="store_true", help="one JSON object per case")
     explain.add_argument("--verbose", action="store_true", help="every arithmetic operation")

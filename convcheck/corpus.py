@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from convcheck import files
+from convcheck import files, ops
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError, InvalidCase, value_repr
 from convcheck.findings import (
@@ -73,6 +73,7 @@ def to_json(finding: Finding, revision: str, target: str | None, meta: dict[str,
     return {
         "format": FORMAT_VERSION,
         "name": entry_name(finding.signature),
+        "op": finding.case.OP,
         "kind": finding.kind,
         "signature": list(finding.signature),
         "revision": revision,
@@ -154,8 +155,14 @@ def from_json(obj: Any, path: Path) -> Entry:
     explanation = obj.get("explanation", "")
     if not _is_text(explanation):
         raise ConvcheckError(f"{where}: explanation must be text, got {value_repr(explanation)}")
+    # Entries written before there was more than one op are convolution's.
+    op = obj.get("op", ops.DEFAULT_OP)
+    if not isinstance(op, str) or op not in ops.OPS:
+        raise ConvcheckError(
+            f"{where}: op {value_repr(op)} is unknown (known: {', '.join(ops.OPS)})"
+        )
     try:
-        case = Case.from_json(obj["case"])
+        case = Case.from_json(obj["case"], op)
     except InvalidCase as e:
         field = str(e) if str(e).startswith("case") else f"case.{e}"
         raise ConvcheckError(f"{where}: {field}") from None

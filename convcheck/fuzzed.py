@@ -1,20 +1,21 @@
 """Cases from fuzzer bytes: what the atheris harnesses decode.
 
 Bytes that parse as a case's JSON are that case (so the corpus seeds the fuzzer, and a
-dictionary of JSON tokens helps it); anything else drives ``generate.build_case`` through
+dictionary of JSON tokens helps it); anything else drives the op's ``build_case`` through
 atheris' ``FuzzedDataProvider``, so every mutation still decodes to a call.
 """
 
 from __future__ import annotations
 
+from convcheck import ops
 from convcheck.case import Case
 from convcheck.errors import InvalidCase
-from convcheck.generate import build_case
+from convcheck.schema import Bool, Int, OptionalInt, Tensor, schema_of
 
 
 class FuzzedSource:
     """A ``generate.Source`` over a FuzzedDataProvider; an exhausted one answers the
-    lowest value, which ``build_case`` treats as its most ordinary choice."""
+    lowest value, which a ``build_case`` treats as its most ordinary choice."""
 
     def __init__(self, provider) -> None:
         self._fdp = provider
@@ -29,18 +30,18 @@ class FuzzedSource:
         return self._fdp.ConsumeProbability() < p
 
 
-def case_from_bytes(data: bytes) -> Case:
+def case_from_bytes(data: bytes, op: str = ops.DEFAULT_OP) -> Case:
     import atheris
 
     if data[:1] == b"{":
         try:
-            return Case.loads(data)
+            return Case.loads(data, op=op)
         except InvalidCase:
             pass
-    return build_case(FuzzedSource(atheris.FuzzedDataProvider(data)))
+    return ops.get(op).build_case(FuzzedSource(atheris.FuzzedDataProvider(data)))
 
 
-def dictionary() -> str:
+def dictionary(op: str = ops.DEFAULT_OP) -> str:
     """A libFuzzer dictionary: the edge integers as JSON tokens and as raw bytes."""
     from convcheck.generate import EDGE_INT64
 
@@ -49,12 +50,20 @@ def dictionary() -> str:
         lines.append(f'"{value}"')
         raw = (value & (2**64 - 1)).to_bytes(8, "little")
         lines.append('"' + "".join(f"\\x{b:02x}" for b in raw) + '"')
-    for token in (
-        '"transposed": true',
-        '"bias": null',
-        '"groups": ',
-        '"dtype": "bool"',
-        '"dim_order": [0, 2, 3, 1]',
-    ):
+    for token in (*_argument_tokens(ops.get(op).case_type), '"dtype": "bool"'):
         lines.append('"' + token.replace("\\", "\\\\").replace('"', '\\"') + '"')
     return "\n".join(lines) + "\n"
+
+
+def _argument_tokens(case_type: type) -> list[str]:
+    """The JSON a mutation is likeliest to need spelled whole: a flag set, an optional
+    tensor left out, a scalar's name, a channels-last dim order."""
+    tokens = []
+    for arg in schema_of(case_type):
+        if isinstance(arg, Bool):
+            tokens.append(f'"{arg.name}": {"false" if arg.simplest else "true"}')
+        elif isinstance(arg, Tensor) and arg.optional:
+            tokens.append(f'"{arg.name}": null')
+        elif isinstance(arg, Int | OptionalInt):
+            tokens.append(f'"{arg.name}": ')
+    return [*tokens, '"dim_order": [0, 2, 3, 1]']

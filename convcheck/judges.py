@@ -18,12 +18,13 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from convcheck import model
+from convcheck import model, ops
 from convcheck.case import Case
 from convcheck.check_ids import CHECK_IDS, CheckMap, IdReader
 from convcheck.errors import ConvcheckError
 from convcheck.findings import Finding, findings
 from convcheck.outcome import ACCEPT, CRASH, REJECT, Outcome
+from convcheck.validation import check_choice
 
 # Run-entry (data) only when every tensor is at most this many elements.
 SMALL_NUMEL = 4096
@@ -94,8 +95,10 @@ class Judges:
         check_map: CheckMap | None = None,
         compare: str = "id",
         warm: bool = False,
+        op: str = ops.DEFAULT_OP,
     ) -> None:
         model.check_revision(revision)  # an unknown revision fails here, before workers
+        self.op = check_choice("op", op, ops.OPS)
         self.revision = revision
         self.target = target
         self.jobs = jobs
@@ -109,6 +112,7 @@ class Judges:
             "timeout": timeout,
             "check_map": check_map,
             "compare": compare,
+            "op": op,
         }
         # Processes that judge on these judges' behalf (a campaign's shards): stopped and
         # closed with them.

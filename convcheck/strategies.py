@@ -1,4 +1,4 @@
-"""Hypothesis strategies for convolution calls, for convcheck's tests and for yours.
+"""Hypothesis strategies for an op's calls, for convcheck's tests and for yours.
 
     from hypothesis import given
     from convcheck.strategies import cases
@@ -6,7 +6,7 @@
     @given(cases())
     def test_my_kernel_never_crashes(case): ...
 
-The construction is ``convcheck.generate.build_case``; these strategies only let
+The construction is the op's ``build_case``; these strategies only let
 Hypothesis make its choices, so it can replay and shrink them.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from convcheck.generate import build_case
+from convcheck import ops
 
 __all__ = ["cases"]
 
@@ -35,14 +35,17 @@ class _DrawSource:
 
 
 @st.composite
-def _cases(draw, small: bool):
-    return build_case(_DrawSource(draw), small)
+def _cases(draw, small: bool, op: str):
+    return ops.get(op).build_case(_DrawSource(draw), small)
 
 
-def cases(small: bool = False) -> st.SearchStrategy:
-    """Calls biased to the edges of the checks; ``small=True`` keeps tensors computable."""
+def cases(small: bool = False, op: str = ops.DEFAULT_OP) -> st.SearchStrategy:
+    """Calls of ``op`` biased to the edges of the checks; ``small=True`` keeps tensors
+    computable."""
+    from hypothesis.errors import InvalidArgument
+
     if not isinstance(small, bool):
-        from hypothesis.errors import InvalidArgument
-
         raise InvalidArgument(f"cases(small={small!r}): small must be True or False")
-    return _cases(small)
+    if op not in ops.OPS:
+        raise InvalidArgument(f"cases(op={op!r}): op must be one of {', '.join(ops.OPS)}")
+    return _cases(small, op)

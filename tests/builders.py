@@ -1,6 +1,7 @@
 """Small builders for hand-written cases: a 1-D call that every check accepts, and edits."""
 
-from convcheck.case import Case, TensorSpec
+from convcheck.case import TensorSpec
+from convcheck.ops.convolution.case import ConvolutionCase
 
 
 def t(*sizes, dtype="float32", order=None):
@@ -22,7 +23,7 @@ def conv(**changes):
         groups=1,
     )
     base.update(changes)
-    return Case(**base)
+    return ConvolutionCase(**base)
 
 
 def conv_t(**changes):

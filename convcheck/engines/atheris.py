@@ -18,6 +18,7 @@ from pathlib import Path
 from convcheck import corpus, files, fuzzed, sandbox
 from convcheck.case import Case, TensorSpec
 from convcheck.errors import ConvcheckError
+from convcheck.ops.convolution.case import ConvolutionCase
 
 # How long past the campaign's deadline the child may take to write its last finding
 # (its own batches stop at the deadline).
@@ -141,7 +142,9 @@ def _t(*sizes: int, order: tuple[int, ...] | None = None) -> TensorSpec:
 # Every engine starts from the same place: a valid call, which legacy and current handle
 # alike and correctly (tests/engine holds them to that). 1-D and 2-D only: legacy
 # rejects a 3-D convolution, so one would be the reproducer of an over-strict check.
-_VALID = Case(_t(1, 2, 5), _t(4, 2, 3), _t(4), _t(1, 4, 3), (1,), (0,), (1,), False, (0,), 1)
+_VALID = ConvolutionCase(
+    _t(1, 2, 5), _t(4, 2, 3), _t(4), _t(1, 4, 3), (1,), (0,), (1,), False, (0,), 1
+)
 _CHANNELS_LAST = (0, 2, 3, 1)
 
 

@@ -19,30 +19,36 @@ import time
 from collections.abc import Iterator
 from itertools import islice
 
+from convcheck import ops
 from convcheck.case import Case
-from convcheck.generate import RandomSource, build_case, empty_input_with_strides_past_int32
+from convcheck.generate import RandomSource
 
 BATCH = 256
-# How often a case of ``build_case`` gives way to one of a family it almost never makes.
+# How often a case of the op's ``build_case`` gives way to one of a family it almost never
+# makes (the op's ``rare``).
 RARE = 1 / 256
 # Of a time budget, solving may take this share; the rest is sampling.
 SOLVING_SHARE = 0.25
 
 
-def cases(seed: int) -> Iterator[Case]:
+def cases(seed: int, op: str = ops.DEFAULT_OP) -> Iterator[Case]:
+    the_op = ops.get(op)
+    build, families = the_op.build_case, the_op.rare
     src = RandomSource(seed)
     # A stream of its own: every case of the main stream stays the same (some are replaced).
     rare = RandomSource(-1 - seed)
     while True:
-        case = build_case(src)
-        yield empty_input_with_strides_past_int32(rare) if rare.chance(RARE) else case
+        case = build(src)
+        if families and rare.chance(RARE):
+            case = rare.choice(families)(rare)
+        yield case
 
 
-def chunk(seed: int, index: int, count: int) -> list[Case]:
+def chunk(seed: int, index: int, count: int, op: str = ops.DEFAULT_OP) -> list[Case]:
     """The ``index``-th chunk of a sharded campaign's cases: the start of a stream of its
     own, so that a shard makes it from three numbers, the parent generating nothing."""
     digest = hashlib.blake2b(f"{seed}:{index}".encode(), digest_size=8).digest()
-    return list(islice(cases(int.from_bytes(digest, "little")), count))
+    return list(islice(cases(int.from_bytes(digest, "little"), op), count))
 
 
 def explore(campaign, seed: int, solved: bool = True) -> None:
@@ -59,7 +65,7 @@ def explore(campaign, seed: int, solved: bool = True) -> None:
         # Each shard generates the chunks it judges: (seed, chunk) names the cases.
         campaign.submit_random(seed, BATCH)
         return
-    stream = cases(seed)
+    stream = cases(seed, campaign.judges.op)
     while not campaign.exhausted:
         campaign.submit(list(islice(stream, campaign.batch(BATCH))))
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from convcheck.validation import check_choice
@@ -44,6 +44,10 @@ class Op(Protocol):
     name: str
     case_type: type
     revisions: Mapping[str, Revision]
+
+    # Families of calls ``build_case`` almost never makes, each built from a stream of
+    # choices: the random engine gives one of them a case now and then.
+    rare: tuple[Callable[[Any], Any], ...]
 
     def build_case(self, src: Any, small: bool = False) -> Any:
         """A call built from a stream of choices (``convcheck.generate.Source``), usually

@@ -22,6 +22,7 @@ from convcheck import model
 from convcheck.case import Case, TensorSpec, contiguous_order
 from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN, Op
 from convcheck.model.steps import ModelRun, run_steps
+from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.outcome import ACCEPT
 from convcheck.solver import limits
 from convcheck.solver.symbolic import (
@@ -177,7 +178,7 @@ class Inputs:
         output_padding = self.ints["output_padding"] or [z3.IntVal(0)] * shape.ndim
         lists = {name: tuple(value(t) for t in self.ints[name]) for name in _LISTS}
         lists["output_padding"] = tuple(value(t) for t in output_padding)
-        return Case(
+        return ConvolutionCase(
             input=TensorSpec(tuple(value(s) for s in self.sizes["input"])),
             weight=TensorSpec(tuple(value(s) for s in self.sizes["weight"])),
             bias=bias,

@@ -10,9 +10,10 @@ import pytest
 from convcheck.campaign import Budget, Campaign
 from convcheck.cli import example_paths, main
 from convcheck.engines.random import BATCH
-from convcheck.generate import RandomSource, build_case
+from convcheck.generate import RandomSource
 from convcheck.judges import Judges
 from convcheck.merge import read_folder
+from convcheck.ops.convolution.generate import build_case
 
 ROOT = Path(__file__).parents[2]
 

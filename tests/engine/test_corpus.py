@@ -99,6 +99,8 @@ ENTRY = '{"format": 1, "kind": "crash", "signature": ["crash"], "revision": "leg
         (ENTRY.replace('"case": {}', '"case": {"input": 1}'), "case.input"),
         (ENTRY[:-1] + ', "name": "../x"}', "name '../x' is not a plain file name"),
         (ENTRY[:-1] + ', "target": ""}', "target must be a library's path or null"),
+        (ENTRY[:-1] + ', "op": "conv9d"}', "op 'conv9d' is unknown (known: convolution"),
+        (ENTRY[:-1] + ', "op": 7}', "op 7 is unknown"),
         (b'{"a": "\xff"}', "not UTF-8 (byte 0xff at offset 7)"),
     ],
 )

@@ -5,8 +5,9 @@ from itertools import islice
 
 from convcheck import model
 from convcheck.engines import random as random_engine
-from convcheck.generate import RandomSource, build_case, empty_input_with_strides_past_int32
+from convcheck.generate import RandomSource
 from convcheck.judges import is_small
+from convcheck.ops.convolution.generate import build_case, empty_input_with_strides_past_int32
 
 
 def test_the_family_overflows_the_loops_strides_on_a_case_small_enough_to_run():

@@ -11,9 +11,10 @@ from hostile import build as build_hostile
 from processes import assert_all_die, pids_left_by_a_killed_parent
 
 from convcheck.errors import ConvcheckError
-from convcheck.generate import RandomSource, build_case
+from convcheck.generate import RandomSource
 from convcheck.native import NativeJudge, judge, wire
 from convcheck.native.worker import RunLimits
+from convcheck.ops.convolution.generate import build_case
 
 ROOT = Path(__file__).resolve().parents[2]
 

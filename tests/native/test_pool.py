@@ -4,8 +4,9 @@ import os
 
 from builders import conv
 
-from convcheck.generate import RandomSource, build_case
+from convcheck.generate import RandomSource
 from convcheck.native import NativeJudge
+from convcheck.ops.convolution.generate import build_case
 
 
 def _children() -> list[int]:

@@ -12,6 +12,7 @@ import pytest
 from builders import t
 
 from convcheck.case import DTYPES, Case
+from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.values import logical_values
 
 CL4 = (0, 2, 3, 1)
@@ -88,7 +89,7 @@ def make(
     dilation=(1,),
     output_padding=(0,),
 ):
-    return Case(
+    return ConvolutionCase(
         input,
         weight,
         bias,

@@ -160,9 +160,10 @@ def test_private_api_and_fallback_agree_on_large_cases():
 
 def test_thread_count_changes_the_backend_and_is_recorded():
     """1x1 float32 kernels, batch 1: the slow kernel on one thread, oneDNN on two."""
-    from convcheck.case import Case, TensorSpec
+    from convcheck.case import TensorSpec
+    from convcheck.ops.convolution.case import ConvolutionCase
 
-    case = Case(
+    case = ConvolutionCase(
         TensorSpec((1, 4, 8, 8)),
         TensorSpec((4, 2, 1, 1)),
         None,

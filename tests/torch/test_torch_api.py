@@ -9,9 +9,9 @@ import sys
 import pytest
 
 torch = pytest.importorskip("torch", reason="the torch judge needs PyTorch")
-
-from convcheck.case import Case, TensorSpec, channels_last_order  # noqa: E402
+from convcheck.case import TensorSpec, channels_last_order  # noqa: E402
 from convcheck.errors import ConvcheckError  # noqa: E402
+from convcheck.ops.convolution.case import ConvolutionCase  # noqa: E402
 from convcheck.ops.convolution.torch_oracle import TorchJudge, TorchVerdict, _torch, available  # noqa: E402
 from convcheck.ops.convolution.torch_oracle._normalize import PATTERNS, normalize, unknown_id  # noqa: E402
 from convcheck.values import logical_values  # noqa: E402
@@ -20,7 +20,7 @@ from convcheck.values import logical_values  # noqa: E402
 def conv(i, w, b=None, tr=False, **kw):
     args = dict(stride=(1,), padding=(0,), dilation=(1,), output_padding=(0,), groups=1)
     args.update(kw)
-    return Case(
+    return ConvolutionCase(
         TensorSpec(tuple(i)),
         TensorSpec(tuple(w)),
         None if b is None else TensorSpec(tuple(b)),

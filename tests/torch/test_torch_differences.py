@@ -15,7 +15,8 @@ pytest.importorskip("torch", reason="the torch judge needs PyTorch")
 from torch_cases import large_cases  # noqa: E402
 
 from convcheck import model  # noqa: E402
-from convcheck.case import Case, TensorSpec, channels_last_order  # noqa: E402
+from convcheck.case import TensorSpec, channels_last_order  # noqa: E402
+from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.differences import DIFFERENCES, Difference, explain_difference  # noqa: E402
 from convcheck.outcome import ACCEPT, REJECT  # noqa: E402
 
@@ -91,7 +92,7 @@ def t(*sizes, dtype="float32", order=None):
 def conv(i, w, b=None, out=None, tr=False, **kw):
     args = dict(stride=(1,), padding=(0,), dilation=(1,), output_padding=(0,), groups=1)
     args.update(kw)
-    return Case(i, w, b, out or t(*i.sizes, dtype=i.dtype), transposed=tr, **args)
+    return ConvolutionCase(i, w, b, out or t(*i.sizes, dtype=i.dtype), transposed=tr, **args)
 
 
 I5, W5 = t(1, 2, 4, 4, 4), t(4, 2, 3, 3, 3)

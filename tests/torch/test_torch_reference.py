@@ -17,7 +17,8 @@ pytest.importorskip("torch", reason="the torch judge needs PyTorch")
 
 from torch_cases import GARBAGE, SEGV  # noqa: E402
 
-from convcheck.case import Case, TensorSpec, channels_last_order  # noqa: E402
+from convcheck.case import TensorSpec, channels_last_order  # noqa: E402
+from convcheck.ops.convolution.case import ConvolutionCase
 
 I63 = 2**63 - 1
 
@@ -42,7 +43,7 @@ def conv(
     def order(sizes, cl):
         return channels_last_order(len(sizes)) if cl else None
 
-    return Case(
+    return ConvolutionCase(
         input=TensorSpec(tuple(i), dtype, order(i, cl_input)),
         weight=TensorSpec(tuple(w), w_dtype or dtype, order(w, cl_weight)),
         bias=None if b is None else TensorSpec(tuple(b), b_dtype or dtype),

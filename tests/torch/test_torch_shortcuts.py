@@ -19,6 +19,7 @@ from torch_cases import large_cases, random_cases, verdict_key  # noqa: E402
 import convcheck.ops.convolution.torch_oracle as oracle  # noqa: E402
 from convcheck.case import Case, TensorSpec  # noqa: E402
 from convcheck.generate import random_cases as project_cases  # noqa: E402
+from convcheck.ops.convolution.case import ConvolutionCase  # noqa: E402
 from convcheck.ops.convolution.torch_oracle import _torch  # noqa: E402
 from convcheck.ops.convolution.torch_oracle._checks import backend_choice, check_path  # noqa: E402
 from convcheck.values import logical_values  # noqa: E402
@@ -77,7 +78,7 @@ def _thread_dependent_cases() -> list[Case]:
         spatial = (5,) * len(kernel)
         out_channels = 4 if not transposed else 2 // groups * groups
         cases.append(
-            Case(
+            ConvolutionCase(
                 TensorSpec((n, 2 * groups if not transposed else 4, *spatial)),
                 TensorSpec(w),
                 TensorSpec((out_channels,)) if bias else None,
@@ -195,7 +196,9 @@ def test_a_onednn_transposed_call_past_the_stride_limit_is_judged_by_its_checks(
         def t(*sizes):
             return TensorSpec(sizes)
 
-        return Case(t(2, 3, 1), t(3, 2, 2), None, t(2, 2, 2), (stride,), (0,), (1,), True, (0,), 1)
+        return ConvolutionCase(
+            t(2, 3, 1), t(3, 2, 2), None, t(2, 2, 2), (stride,), (0,), (1,), True, (0,), 1
+        )
 
     limit = oracle.ONEDNN_TRANSPOSED_STRIDE
     at, past = judge.judge([call(limit), call(2**28)])

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 pytest.importorskip("torch", reason="the torch judge needs PyTorch")
-
 from convcheck.case import Case  # noqa: E402
+from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.torch_oracle._compare import first_difference  # noqa: E402
 from convcheck.values import logical_values  # noqa: E402
 
@@ -100,7 +100,7 @@ def test_reference_loop_matches_a_hand_computed_case():
     from convcheck.case import TensorSpec
 
     # input 0..: (i*7 % 11) - 5 -> [-5, 2, -2, 5, 1]; weight offset 3 -> [-2, 5, 1]
-    case = Case(
+    case = ConvolutionCase(
         TensorSpec((1, 1, 5)),
         TensorSpec((1, 1, 3)),
         None,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 
 from convcheck.case import Case, TensorSpec, channels_last_order, contiguous_order
+from convcheck.ops.convolution.case import ConvolutionCase
 
 FLOATS = ("float32", "float64", "float16", "bfloat16")
 INTS = ("int8", "uint8", "int16", "int32", "int64")
@@ -128,7 +129,7 @@ def random_case(rng: random.Random) -> Case:
     in_spec = TensorSpec(tuple(in_sizes), dtype, _order(rng, len(in_sizes)))
     w_spec = TensorSpec(tuple(w_sizes), w_dtype, _order(rng, len(w_sizes)))
     out_spec = TensorSpec(tuple(in_sizes), dtype, contiguous_order(len(in_sizes)))
-    return Case(
+    return ConvolutionCase(
         input=in_spec,
         weight=w_spec,
         bias=bias,
@@ -187,7 +188,7 @@ def large_cases(seed: int, count: int) -> list[Case]:
 
 
 def _channels_last_2d(i, w, b, stride, padding, dilation) -> Case:
-    return Case(
+    return ConvolutionCase(
         input=TensorSpec(i, "float32", channels_last_order(4)),
         weight=TensorSpec(w),
         bias=TensorSpec(b),

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from convcheck.case import Case
-from convcheck.generate import build_case
 from convcheck.model.steps import Revision
 from convcheck.ops.convolution import current, legacy
+from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.checks import Call
+from convcheck.ops.convolution.generate import build_case, empty_input_with_strides_past_int32
 
 
 class Convolution:
     name = "convolution"
-    case_type = Case
+    case_type = ConvolutionCase
     revisions = MappingProxyType(
         {
             module.__name__.rpartition(".")[2]: Revision(
@@ -33,9 +33,8 @@ class Convolution:
         }
     )
 
-    @staticmethod
-    def build_case(src, small: bool = False) -> Case:
-        return build_case(src, small)
+    build_case = staticmethod(build_case)
+    rare = (empty_input_with_strides_past_int32,)
 
 
 OP = Convolution()
