@@ -13,7 +13,7 @@ class StubJudges:
     """Judges that answer at once: case ``n`` of the campaign is "judged" at time
     ``1000 + n`` and shows a finding when ``n`` is in ``findings_at``."""
 
-    revision, target, stopped = "legacy", None, False
+    revision, target, stopped, op = "legacy", None, False, "convolution"
 
     def __init__(self, findings_at=()):
         self.findings_at = set(findings_at)
