@@ -109,6 +109,6 @@ def test_loader_harness_raises_only_clear_errors():
 
 def test_loader_harness_fails_on_any_other_exception(monkeypatch):
     harness = load_harness("loaders")
-    monkeypatch.setattr(harness.Case, "from_json", lambda data: {}["a dtype"])
+    monkeypatch.setattr(harness.Case, "from_json", lambda data, op=None: {}["a dtype"])
     with pytest.raises(RuntimeError, match="KeyError: 'a dtype'"):
         harness.TestOneInput(SEEDS[0])
