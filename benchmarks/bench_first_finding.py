@@ -1,4 +1,4 @@
-"""Time to the first finding of each legacy bug class, engine by engine: the README's table.
+"""Time to the first finding of each legacy bug class, engine by engine (benchmarks/README.md).
 
 Every engine runs the same seeds (0, 1, ...) on ``legacy`` with fresh judges (worker
 start-up counts, as it does for a user), none of them seeded with a bug's reproducer
@@ -64,7 +64,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--engines", default=",".join(engines.names()))
-    parser.add_argument("--markdown", action="store_true", help="the README's table")
+    parser.add_argument("--markdown", action="store_true", help="a Markdown table")
     args = parser.parse_args()
     chosen = [e for e in args.engines.split(",") if not engines.unavailable(e)]
     times = {e: {name: [] for name in LEGACY_BUG_CLASSES} for e in chosen}

@@ -1,13 +1,13 @@
 """``frozen``: ``dataclass(frozen=True)``, built in well under half the time.
 
 A frozen dataclass's own ``__init__`` sets each field through ``object.__setattr__``, a
-call per field, since its class forbids assignment: a value of seven fields costs
-1.2 us where writing its dict costs 0.3. A campaign builds several a case (the case, each
-judge's outcome, the model's runs, torch's verdict), some two microseconds of a
-shard's hundred. ``frozen`` gives the class an ``__init__`` that writes the instance's
-dict instead: the same state (so the same equality, hash, repr and pickles), the same
-signature, without the calls. Written as ``dataclasses`` writes its own: source text
-made from the fields, compiled once per class.
+call per field, since its class forbids assignment: several times what writing its dict
+costs. A campaign builds several a case (the case, each judge's outcome, the model's
+runs, torch's verdict), a visible share of a shard's time per case
+(``benchmarks/bench_percase.py``). ``frozen`` gives the class an ``__init__`` that
+writes the instance's dict instead: the same state (so the same equality, hash, repr and
+pickles), the same signature, without the calls. Written as ``dataclasses`` writes its
+own: source text made from the fields, compiled once per class.
 """
 
 from __future__ import annotations

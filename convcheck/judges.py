@@ -166,7 +166,7 @@ class Judges:
         ``thrifty`` (exploration: the campaign's count of confirmations, which this
         updates) spares the native kernel the calls on which the model foresees a crash
         already confirmed ``CONFIRMATIONS`` times: a sanitized crash costs a worker
-        restart (~0.2 s), and another copy of a known crash adds nothing.
+        restart, and another copy of a known crash adds nothing.
         Thrifty judging also spares torch the real calls whose answer cannot change a
         finding about the kernel (``_torch_matters``), a third of them, and those that
         would confirm an over-strict finding already confirmed ``CONFIRMATIONS`` times.

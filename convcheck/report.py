@@ -293,8 +293,8 @@ def _one_bug(finding: Finding) -> str | None:
     return label
 
 
-# One screen, what the report fits into when it can: lines of columns (README, "The
-# report"). A longer line counts as the screen lines it wraps to.
+# One screen, what the report fits into when it can: lines of columns (docs/report.md,
+# "The report"). A longer line counts as the screen lines it wraps to.
 SCREEN_LINES = 50
 SCREEN_COLUMNS = 120
 

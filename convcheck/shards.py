@@ -35,9 +35,8 @@ campaign ends with a ``ConvcheckError``.
 
 Each shard imports torch (its check path) and starts its own workers (its torch worker
 imports torch too): two shards import torch four times where one process does twice,
-so on 2 cores a sharded campaign's first cases come about a second later (legacy, loaded
-machine: 4.4 s against 3.3 s after the start), which its throughput repays within
-seconds.
+so on 2 cores a sharded campaign's first cases come about a second later
+(benchmarks/README.md), which its throughput repays within seconds.
 """
 
 from __future__ import annotations

@@ -68,7 +68,7 @@ def compiled(term: z3.ExprRef):
     if found is None:
         # By the term's text across contexts: each of prove's units and witnesses has a
         # context of its own, and their paths meet the same decisions (compiling them again
-        # in every unit was 3,800 compilations instead of 700 on legacy, 3 s of CPU).
+        # in every unit made five times as many compilations on legacy).
         text = term.sexpr()
         function = _BY_TEXT.get(text)
         if function is None:
@@ -203,7 +203,7 @@ def nearby(start: Assignment, wanted, conditions, repairs: int = 0) -> Assignmen
     variables ``wanted`` reads in ``start`` (which meets ``conditions``, a path's
     decisions) to an edge value, a neighbour of its own, or another variable's value.
     Most of a path's satisfiable queries are a step away from its input, and a z3 answer
-    costs 10 to 100 ms where a candidate costs microseconds. With ``repairs``, that many
+    costs thousands of times what a candidate does. With ``repairs``, that many
     of the candidates that meet ``wanted`` but break a condition get one more change, to
     a variable of the first condition they break. None when nothing fits (the solver
     decides)."""

@@ -128,7 +128,8 @@ def explore(campaign, seed: int) -> None:
     share = None if deadline is None else max(0.0, deadline - time.monotonic()) / 4
     random_engine.submit_all(campaign, seed_cases(judges.revision, share, lambda: judges.stopped))
     # The minimised witnesses only on a case budget: ``prove`` overruns a time limit (a
-    # 15 s campaign took 47 s on legacy), and a campaign must end when its time is up.
+    # short campaign on legacy took three times its budget), and a campaign must end
+    # when its time is up.
     if deadline is None and not campaign.exhausted:
         random_engine.submit_all(campaign, list(_solved(judges.revision)))
     # Its own cases include the default engine's, minimised: sampling alone is left.

@@ -75,8 +75,7 @@ def default_ranks(revision: str) -> tuple[int, ...]:
     """The ranks ``prove`` solves when no ``--rank`` is given: every rank ``current``
     accepts (its proof is the point), and ``legacy``'s rank 3, where every crash,
     overflow and ordering class of ``known_bugs.py`` has its witness (its rank-4
-    shapes add no class and take minutes each: 210 s CPU for the regular one without
-    a bias)."""
+    shapes add no class and take minutes each)."""
     return (3,) if revision == "legacy" else (3, 4, 5)
 
 

@@ -8,9 +8,9 @@ same answer anywhere. The limit is per ``check`` (z3 adds it to the count at the
 the earlier checks of an incremental solver do not use it up), and ``Optimize`` honours
 it as a ``Solver`` does.
 
-Calibrated on ``prove legacy --rank 3`` (docs/solver.md): the satisfiable queries used
-at most 11.3 M steps (0.9 s), a query that ran out of the old 2 s had done 1 to 37 M
-steps, about 8 M a second; ``Optimize`` does 2 to 4 M a second.
+Calibrated on ``prove legacy --rank 3``: each limit lets through what the wall-clock
+timeout it replaced did (the step counts and rates are in CHANGELOG.md, 2026-12-03); the
+satisfiable queries used at most 11.3 M steps.
 
 The answer also depends on the terms z3 made before in the same context (their ids order
 its search: one shape explored after another took other paths than alone), so each unit
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import z3
 
-# A branch or site query (the old 2 s), on a fresh solver. Every satisfiable query of the
+# A branch or site query, on a fresh solver. Every satisfiable query of the
 # calibration run fits; one that needs more is left unknown.
 QUERY = 16_000_000
 # Every query first, on a fresh solver: every unsatisfiable query of the calibration run
@@ -42,15 +42,15 @@ NO_GROEBNER = 1_000_000
 # The same before the incremental solver, on a path with size_t (modulo 2^64) values
 # (``Path.wrapped_size_t``): legacy's satisfiable answers there took at most 0.3 M steps.
 NO_GROEBNER_FIRST = 300_000
-# The default engine's seeds and the band cases: half a query (the old 1 s).
+# The default engine's seeds and the band cases: half a query.
 CHEAP = QUERY // 2
-# One bounded tier of ``Optimize`` (the old 2 s): the bounded witnesses needed at most 4 M.
+# One bounded tier of ``Optimize``: the bounded witnesses needed at most 4 M.
 BOUNDED = 6_000_000
 # One query of a witness's minimisation (``minimise.smallest``): is there a cheaper input?
 # Most are proven in a few thousand steps; on the int32 stride products a query that
 # needs more keeps bisecting for seconds, for a witness a little smaller still.
 SHRINK = 1_000_000
-# ``Optimize`` without bounds (the old 8 s): the largest minimised witness needed 9 M; one
+# ``Optimize`` without bounds: the largest minimised witness needed 9 M; one
 # that is not done by 12 M was not done by 30 M either (the path's input is kept).
 MINIMISE = 12_000_000
 

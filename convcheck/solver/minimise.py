@@ -3,7 +3,7 @@
 A site's witness is the smallest input of its path by two costs, compared in turn: the
 elements (a size of 1 costs nothing, 0 costs 1, n > 1 costs n), then the arguments'
 distance from what a person writes when they do not matter (``NATURAL``). z3's
-``Optimize`` finds it, but takes a second or more per witness on these nonlinear paths.
+``Optimize`` finds it, but slowly on these nonlinear paths.
 
 Here the path's own input is shrunk in Python (``concrete.py`` evaluates the path's
 conditions): one variable at a time, to a cheaper value that keeps every condition, until
@@ -13,7 +13,7 @@ cost. A satisfiable answer is shrunk in turn, and the queries bisect the cost be
 cheapest input found and what is proven, for the elements and then for the arguments.
 Where a query runs out of its steps (``limits.SHRINK``), the cheapest input found so far
 is the witness: on ``legacy`` that is 2 of 27, where ``Optimize`` had run out too and
-kept the path's input (docs/solver.md).
+kept the path's input (CHANGELOG.md, the third round).
 """
 
 from __future__ import annotations

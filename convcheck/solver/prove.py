@@ -261,7 +261,7 @@ def _first_witnesses(explored) -> dict[tuple[str, str], _Witness]:
 
 
 def _expected_work(shape: Shape) -> tuple:
-    """Measured: a rank's transposed shapes take several times its regular ones (their
+    """A rank's transposed shapes take several times its regular ones (their
     output sizes fork on every spatial dim), and a bool bias the least (``current``
     rejects it at once; on ``legacy`` a float32 bias takes longer)."""
     return (-shape.rank, not shape.transposed, shape.bias == "bool")
@@ -421,10 +421,10 @@ def gaps(revision: str) -> list[str]:
     """Every site of ``revision``'s calls, of every rank ``prove`` solves by default, that
     is not proven, one line each.
 
-    For ``ci``: on ``current`` about 24 CPU seconds (12 s on 2 cores), and from the disk
-    cache after the first job. Where a query runs out of its steps, the shapes are
-    solved again with five times as many before it counts as unknown; either way the
-    answer is the same on any machine.
+    For ``ci``: solved once per version of the model and solver (seconds on 2 cores:
+    benchmarks/README.md), and read from the disk cache after that. Where a query runs
+    out of its steps, the shapes are solved again with five times as many before it
+    counts as unknown; either way the answer is the same on any machine.
     """
     return cache.solved(f"gaps-{revision}", lambda: (_gaps(revision), True))
 

@@ -218,10 +218,9 @@ class Path:
         if near is not None:
             return z3.sat, self._found(near)
         if self.wrapped_size_t:
-            # Measured (docs/solver.md, fifth round): on legacy's size_t paths this tier
-            # answers most of what reaches it in a fraction of the incremental solver's
-            # time (exploration 16.4 to 13.6 CPU s); on current's rank-5 paths (no size_t)
-            # it cost more than it saved.
+            # On legacy's size_t paths this tier answers most of what reaches it in a
+            # fraction of the incremental solver's time; on current's rank-5 paths (no
+            # size_t) it cost more than it saved (CHANGELOG.md, the fifth round).
             answer, found = self._fresh(wanted, limits.NO_GROEBNER_FIRST, groebner=False)
             if answer != z3.unknown:
                 return answer, self._found(found)
@@ -358,7 +357,7 @@ class Symbolic(Arith):
     Terms are integers, not bit-vectors: each C width is a range predicate, and a wrap is
     the exact value minus a multiple of 2^N. The solver then reasons about a product of
     two bounded values by its bounds, where a bit-blasted 64-bit multiplier or divider
-    cost it seconds per branch (docs/solver.md has the numbers).
+    cost it seconds per branch (CHANGELOG.md has the numbers).
     """
 
     exact = False

@@ -2,8 +2,9 @@
 
 This writes the part of ExecuTorch's ``program.fbs`` (``executorch/exir/_serialize``)
 that a program of one ``KernelCall`` uses, with the ``flatbuffers`` runtime alone: no
-``executorch.exir`` (whose import costs a worker 3-10 s), and about 0.1 ms per program
-where ``exir``'s ``serialize_pte_binary`` takes 1.3-1.9 ms. The layout of the values is
+``executorch.exir``, whose import costs a worker seconds, and a program written an order
+of magnitude faster than by ``exir``'s ``serialize_pte_binary``
+(``benchmarks/bench_executorch.py``). The layout of the values is
 the one ``torch.export`` -> ``to_edge`` -> ``to_executorch`` emits for the same call;
 ``tests/executorch/test_crafting.py`` compares the two, field by field.
 

@@ -17,8 +17,8 @@ Two paths, chosen per case:
   verdicts or sizes differ. Exploration also makes the oneDNN call on only one in
   ``ONEDNN_EVERY`` of the calls the check path sends to a oneDNN backend: the others
   run without oneDNN alone, and that answer (verdict, sizes, values) stands for both
-  (``TorchVerdict.onednn_skipped``). oneDNN builds a kernel for each new shape (0.3-0.5
-  ms, against 0.05 ms for the whole call without oneDNN), and a campaign's shapes hardly
+  (``TorchVerdict.onednn_skipped``). oneDNN builds a kernel for each new shape, which
+  costs several times the whole call without oneDNN, and a campaign's shapes hardly
   ever repeat, so this is most of torch's cost; the torch-alone hunt for oneDNN's own
   bugs goes on in the sample. ``convcheck judge``, replay and shrinking make every real
   call.
@@ -65,10 +65,9 @@ SMALL_NUMEL = 4096  # elements of each of input, weight, bias
 SMALL_OUT_NUMEL = 65536  # elements of the output torch would compute
 SMALL_WORK = 1 << 25  # output elements times taps per output element
 # oneDNN's transposed convolution takes time in proportion to the stride, however small
-# the tensors: conv_transpose1d of [2, 3, 1] by [3, 2, 2] runs 0.8 s at stride 2^28 and
-# 3.4 s at 2^30 - 1; of [2, 1, 1] by [1, 1, 2], it dies of SIGFPE after 13 s at 2^31 - 1
-# (1 ms with oneDNN off). A campaign meets such calls every few thousand cases, and each
-# held up its shard; past this stride (about 50 ms) they are judged by the checks. The
+# the tensors (seconds near 2^31, and a SIGFPE at 2^31 - 1; benchmarks/README.md), where
+# the same call without oneDNN is instant. A campaign meets such calls every few thousand
+# cases, and each held up its shard; past this stride they are judged by the checks. The
 # segfaults of strides from 2^16 (torch's own bug) still show below it.
 ONEDNN_TRANSPOSED_STRIDE = 1 << 24
 # The backends that exist only while oneDNN is enabled.
@@ -196,8 +195,8 @@ class TorchJudge:
         self.reuse_without_onednn = True
         # Run a real call with one intra-op thread where ATen picks the same backends
         # (oneDNN on and off) with one thread as with ``threads``: the call then goes
-        # down the same code, split in fewer parts, and skips waking the other threads
-        # (a tiny convolution: 48 us against 165 us with 2). ``_call_threads``; tests
+        # down the same code, split in fewer parts, and skips waking the other threads,
+        # which costs a tiny convolution more than its work. ``_call_threads``; tests
         # turn it off to hold the shortcut to the full runs.
         self.single_thread = True
         # Where ``start`` is given ``matters`` (a campaign's exploration), one in this many
@@ -279,8 +278,8 @@ class TorchJudge:
         for i, case in enumerate(cases):
             chk = self._check_both(case)
             checked.append(chk)
-            # The verdicts first: they rule out most of a campaign's cases at once, where
-            # sizing the call up costs 2 us.
+            # The verdicts first: they rule out most of a campaign's cases at once, more
+            # cheaply than sizing the call up.
             if not (
                 (
                     compute_rejected
@@ -307,8 +306,8 @@ class TorchJudge:
                 calls.append([packed, False, threads])
                 slots.append([(i, 1)])
         # All at once, after the check path: sent in parts as the check path went on, the
-        # first parts ran meanwhile, yet each part cost the parent more (3-4 us a case in
-        # a shard) than the overlap gained, even under load.
+        # first parts ran meanwhile, yet each part cost the parent more per case than
+        # the overlap gained, even under load.
         running = self._send(calls, values, deadline) if calls else None
 
         def finish() -> list[TorchVerdict]:
@@ -474,7 +473,8 @@ class TorchJudge:
                 init="convcheck.ops.convolution.torch_oracle._worker:init",
                 config={"threads": self.threads},
                 # PASSIVE: idle OpenMP threads sleep instead of spinning, so that several
-                # workers with several threads each share the cores (20x faster on 2).
+                # workers with several threads each share the cores (spinning ones starve
+                # each other on a machine with few cores).
                 # One OpenBLAS thread: numpy's, which torch loads, would otherwise start a
                 # thread of its own, and a process with two threads cannot fork safely.
                 env={
@@ -485,7 +485,8 @@ class TorchJudge:
                 memory_limit_mb=self.memory_limit_mb,
                 sanitized=False,
                 # A crash then costs a fork of a worker that has torch loaded, not an
-                # import of torch (1.5 s of CPU): torch crashes on some small calls.
+                # import of torch, the slowest part of a start: torch crashes on some
+                # small calls.
                 fork_server=True,
             )
             self._pool = WorkerPool(spec, jobs=self.jobs, timeout=self.timeout)
