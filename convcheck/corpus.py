@@ -157,9 +157,9 @@ def from_json(obj: Any, path: Path) -> Entry:
         raise ConvcheckError(f"{where}: explanation must be text, got {value_repr(explanation)}")
     # Entries written before there was more than one op are convolution's.
     op = obj.get("op", ops.DEFAULT_OP)
-    if not isinstance(op, str) or op not in ops.OPS:
+    if not isinstance(op, str) or op not in ops.names():
         raise ConvcheckError(
-            f"{where}: op {value_repr(op)} is unknown (known: {', '.join(ops.OPS)})"
+            f"{where}: op {value_repr(op)} is unknown (known: {', '.join(ops.names())})"
         )
     try:
         case = Case.from_json(obj["case"], op)

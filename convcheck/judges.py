@@ -24,7 +24,6 @@ from convcheck.check_ids import CHECK_IDS, CheckMap, IdReader
 from convcheck.errors import ConvcheckError
 from convcheck.findings import Finding, findings
 from convcheck.outcome import ACCEPT, CRASH, REJECT, Outcome
-from convcheck.validation import check_choice
 
 # Run-entry (data) only when every tensor is at most this many elements.
 SMALL_NUMEL = 4096
@@ -98,7 +97,7 @@ class Judges:
         op: str = ops.DEFAULT_OP,
     ) -> None:
         model.check_revision(revision)  # an unknown revision fails here, before workers
-        self.op = check_choice("op", op, ops.OPS)
+        self.op = ops.get(op).name  # an unknown op fails here too
         self.revision = revision
         self.target = target
         self.jobs = jobs

@@ -46,6 +46,6 @@ def cases(small: bool = False, op: str = ops.DEFAULT_OP) -> st.SearchStrategy:
 
     if not isinstance(small, bool):
         raise InvalidArgument(f"cases(small={small!r}): small must be True or False")
-    if op not in ops.OPS:
-        raise InvalidArgument(f"cases(op={op!r}): op must be one of {', '.join(ops.OPS)}")
+    if op not in ops.names():
+        raise InvalidArgument(f"cases(op={op!r}): op must be one of {', '.join(ops.names())}")
     return _cases(small, op)

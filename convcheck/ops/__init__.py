@@ -4,8 +4,10 @@ An *op* is a kernel whose argument checks convcheck hunts in (``convolution``, a
 kernels that share its helpers). The core (cases, the step runner, engines, judges,
 findings, shrinking, the corpus, the solver, the report, the CLI) names no parameter of
 any op: it asks the op. An op is a folder ``convcheck/ops/<name>/`` whose package holds
-an ``OP`` that keeps the ``Op`` protocol, and one line in ``OPS`` below.
-``docs/adding-an-op.md`` walks through adding one.
+an ``OP`` that keeps the ``Op`` protocol, and one line in ``OPS`` below; an op of another
+package declares itself as an entry point of the group ``convcheck.ops`` (``name =
+"package.module:OP"``), or calls ``register``. ``docs/adding-an-op.md`` walks through
+adding one.
 
 The registry holds import paths, not modules: an op is imported the first time it is
 asked for, so a campaign on one op never imports another's torch mapping or C build.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.metadata
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -64,12 +67,23 @@ def register(name: str, path: str) -> None:
 
 
 def names() -> tuple[str, ...]:
+    _discover()
     return tuple(OPS)
+
+
+@functools.cache
+def _discover() -> None:
+    """Ops that other installed packages declare (entry points of ``convcheck.ops``),
+    looked for once, the first time a name is needed."""
+    for entry in importlib.metadata.entry_points(group="convcheck.ops"):
+        OPS.setdefault(entry.name, entry.value)
 
 
 @functools.cache
 def get(name: str = DEFAULT_OP) -> Op:
     """The op called ``name``; an unknown name is a ``ConvcheckError`` naming the known ones."""
+    if name not in OPS:
+        _discover()
     check_choice("op", name, OPS)
     module, _, attribute = OPS[name].partition(":")
     op = getattr(importlib.import_module(module), attribute)
