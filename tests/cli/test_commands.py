@@ -7,7 +7,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from convcheck.cli import example_paths, main
+from convcheck.cli import main
+from convcheck.commands import example_paths
 
 
 def run(*argv):

@@ -3,7 +3,8 @@
 import io
 import json
 
-from convcheck.cli import example_paths, main
+from convcheck.cli import main
+from convcheck.commands import example_paths
 
 
 def run(*argv):

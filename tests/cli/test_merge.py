@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from convcheck.campaign import Budget, Campaign
-from convcheck.cli import example_paths, main
+from convcheck.cli import main
+from convcheck.commands import example_paths
 from convcheck.engines.random import BATCH
 from convcheck.generate import RandomSource
 from convcheck.judges import Judges

@@ -1,0 +1,425 @@
+"""What each ``convcheck`` subcommand does: a function of (args, stdout, stderr) that
+returns the exit code (``OK`` nothing found, ``FOUND`` findings, ``ERROR`` a usage or
+set-up error). ``convcheck.cli`` parses the command line and calls one of them."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+from pathlib import Path
+from typing import TextIO
+
+from convcheck import engines, files, model, ops
+from convcheck.case import Case
+from convcheck.check_ids import describe_unknown
+from convcheck.errors import ConvcheckError, InvalidCase
+from convcheck.report import counted, format_trace
+
+OK, FOUND, ERROR = 0, 1, 2
+
+
+def load_case(path: str, op: str = ops.DEFAULT_OP) -> Case:
+    """A case file (a call of ``op``), or a corpus entry (whose case is the one a person
+    wants to judge, explain or shrink again, a call of the op the entry names)."""
+    from convcheck import corpus
+
+    data = files.read_bytes(path, "case file")
+    where = f"case file {files.shown(path)}"
+    obj = files.parse_json(data, where, InvalidCase)
+    if isinstance(obj, dict) and "format" in obj:
+        return corpus.from_json(obj, Path(path)).case
+    return Case.loads(data, source=where, op=op)
+
+
+def example_paths() -> list[Path]:
+    from convcheck.campaign import example_cases
+
+    return example_cases()
+
+
+def cmd_explain(args, stdout: TextIO, stderr: TextIO) -> int:
+    paths = args.cases or [str(p) for p in example_paths()]
+    found = False
+    for path in paths:
+        case = load_case(path, args.op)
+        wrapped, exact, findings = model.classify(case, args.revision)
+        found = found or bool(findings)
+        if args.json:
+            stdout.write(json.dumps(explain_json(wrapped, findings)) + "\n")
+            continue
+        stdout.write(f"== {files.shown(path)}\n{format_trace(wrapped, findings, args.verbose)}\n")
+        if not wrapped.outcome.same_answer(exact.outcome):
+            stdout.write(f"exact arithmetic: {exact.outcome.describe()}\n")
+        stdout.write("\n")
+    return FOUND if found else OK
+
+
+def explain_json(run: model.ModelRun, findings) -> dict:
+    outcome = run.outcome
+    return {
+        "revision": run.revision,
+        "verdict": outcome.verdict,
+        "check": outcome.check,
+        "out_sizes": None if outcome.out_sizes is None else list(outcome.out_sizes),
+        "ub": [{"site": e.site, "kind": e.kind} for e in run.ub],
+        "narrowing": [
+            {"site": e.site, "conversion": e.conversion, "value": e.value, "result": e.result}
+            for e in run.narrowing
+        ],
+        "findings": [{"kind": f.kind, "site": f.site, "detail": f.detail} for f in findings],
+    }
+
+
+def _open_judges(args, use_torch: bool | None = None, warm: bool = True):
+    from convcheck.judges import Judges
+
+    torch_wanted = not getattr(args, "no_torch", False) if use_torch is None else use_torch
+    if torch_wanted:
+        from convcheck.ops.convolution import torch_oracle
+
+        if not torch_oracle.available():
+            raise ConvcheckError(
+                "torch is not installed: pip install torch==2.13.0, or pass --no-torch"
+            )
+    check_map, compare = getattr(args, "check_map", None), getattr(args, "compare", "id")
+    if (check_map is not None or compare != "id") and args.target is None:
+        raise ConvcheckError(
+            "--check-map and --compare verdict are for a --target with check ids of its own"
+        )
+    return Judges(
+        revision=args.revision,
+        target=args.target,
+        jobs=args.jobs,
+        use_torch=torch_wanted,
+        timeout=args.timeout,
+        check_map=check_map,
+        compare=compare,
+        warm=warm,  # a command judges at once: torch's workers start beside its own import
+        op=args.op,
+    )
+
+
+def _unknown_ids(judges, stdout: TextIO) -> None:
+    """The target's ids that no map reads, once, at the end."""
+    text = describe_unknown(judges.ids.unknown)
+    if text:
+        stdout.write(text + "\n")
+
+
+def _meta(args) -> dict:
+    meta = {"found_by": f"convcheck {args.command}"}
+    # The installed version, without importing torch (seconds) for it.
+    try:
+        meta["torch_version"] = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        meta["torch_version"] = None
+    return meta
+
+
+def cmd_judge(args, stdout: TextIO, stderr: TextIO) -> int:
+    case = load_case(args.case, args.op)
+    with _open_judges(args) as judges:
+        judgement = judges.judge([case])[0]
+        found = judges.findings(judgement)
+    _unknown_ids(judges, stderr if args.json else stdout)
+    if args.json:
+        data = {name: o.to_json() for name, o in judgement.outcomes().items()}
+        if judgement.torch is not None:
+            data["torch"].update(judgement.torch.to_json())
+        data["findings"] = [
+            {"kind": f.kind, "signature": list(f.signature), "explanation": f.explanation}
+            for f in found
+        ]
+        stdout.write(json.dumps(data) + "\n")
+    else:
+        for name, outcome in judgement.outcomes().items():
+            stdout.write(f"{name:<11} {outcome.describe()}\n")
+        for f in found:
+            stdout.write(f"finding     {f.describe()}\n")
+    return FOUND if found else OK
+
+
+def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
+    from convcheck import campaign, corpus
+    from convcheck.progress import Progress
+    from convcheck.report import campaign_summary, format_campaign, write_report
+
+    corpus_dir = files.folder(Path(args.corpus), "corpus folder", probe=True)
+    torch_dir = _torch_folder(args, corpus_dir)
+    known = {k for e in corpus.load_all(corpus_dir, torch_dir) for k in e.keys}
+    _check_report(args)
+    budget = _budget(args)
+    # --jobs 2 or more: shards judge (each with workers of its own); the judges here only
+    # minimise, so their workers start when that begins.
+    with (
+        _open_judges(args, warm=args.jobs < 2) as judges,
+        judges.stop_on_signals(),
+        Progress(stderr, budget, args.engine) as progress,
+    ):
+        run = campaign.Campaign(
+            judges, corpus_dir, _meta(args), progress, known, budget, torch_dir, shards=args.jobs
+        )
+        run.explore(args.engine, args.seed)
+        if not args.no_minimize:
+            run.minimize_all(seconds=args.minimize_time)
+    write_report(format_campaign(run, args), stdout)
+    _unknown_ids(judges, stdout)
+    if args.report:
+        from convcheck.report_html import fuzz_report
+
+        written = fuzz_report(Path(args.report), run, args, campaign_summary(run, args))
+        stdout.write(f"report: {files.shown(written)}\n")
+    if judges.stopped:
+        stderr.write("convcheck: stopped by a signal; the report holds what was found until then\n")
+    return FOUND if run.new_findings(about_kernel=True) else OK
+
+
+def _torch_folder(args, corpus_dir: Path) -> Path:
+    """Where torch's own bugs go (``--torch-bugs``, default the corpus's torch folder),
+    proven writable before the campaign when torch judges."""
+    from convcheck import corpus
+
+    torch_dir = corpus.torch_folder(corpus_dir, args.torch_bugs and Path(args.torch_bugs))
+    if not args.no_torch:
+        files.folder(torch_dir, "torch folder", probe=True)
+    return torch_dir
+
+
+def _check_report(args) -> None:
+    """``--report``: before a campaign, not after it, a report that cannot be drawn or
+    written is a set-up error."""
+    if args.report:
+        from convcheck.report_html import check_available
+
+        check_available()
+        files.folder(Path(args.report).parent, "report folder", probe=True)
+
+
+def _budget(args):
+    """``--time``, ``--cases``, ``--until-first``: a case budget alone runs to its end, which
+    is what makes it the same campaign on any machine; with neither, the default time."""
+    from convcheck.campaign import Budget
+
+    seconds = args.time
+    if seconds is None and args.cases is None:
+        seconds = args.default_time
+    return Budget(seconds, args.cases, getattr(args, "until_first", False))
+
+
+def cmd_replay(args, stdout: TextIO, stderr: TextIO) -> int:
+    """Every entry by its kind: the kernel's must be clean (or, with --expect-reproduce,
+    still show their finding); torch's own bugs are reported, never the kernel's failure."""
+    from convcheck import corpus
+    from convcheck.findings import FindingKind
+
+    entries = corpus.load_all(Path(args.corpus))
+    failed = torch_bugs = torch_still = 0
+    with _open_judges(args) as judges:
+        results = judges.evaluate([e.case for e in entries])
+        torch_version = judges.torch.torch_version if judges.torch is not None else None
+    for entry, found in zip(entries, results, strict=True):
+        keys = {f.key for f in found}
+        if entry.kind == FindingKind.TORCH_BUG:
+            torch_bugs += 1
+            torch_still += entry.key in keys
+            if torch_version is None:
+                status = "torch's own bug: not replayed (--no-torch)"
+            elif entry.key in keys:
+                status = f"torch's own bug: still in torch {torch_version}"
+            else:
+                status = f"torch's own bug: gone in torch {torch_version}"
+            stdout.write(f"{entry.name:<60} {status}\n")
+            continue
+        if args.expect_reproduce:
+            ok = entry.key in keys
+            status = "reproduces" if ok else "does NOT reproduce"
+        else:
+            kernel = [f for f in found if f.about_kernel]
+            ok = not kernel
+            status = "clean" if ok else "; ".join(f.describe() for f in kernel)
+        failed += not ok
+        stdout.write(f"{entry.name:<60} {status}\n")
+    kernel_entries = len(entries) - torch_bugs
+    summary = f"{counted(len(entries), 'entry', 'entries')}, "
+    summary += f"{kernel_entries - failed} passed, {failed} failed"
+    if torch_bugs:
+        summary += f"; {torch_bugs} of torch's own bugs, never the kernel's"
+        if torch_version is not None:
+            summary += f" ({torch_still} still in torch {torch_version})"
+    stdout.write(summary + "\n")
+    _unknown_ids(judges, stdout)
+    return FOUND if failed else OK
+
+
+def cmd_minimize(args, stdout: TextIO, stderr: TextIO) -> int:
+    from convcheck.shrink import Shrinker
+
+    case = load_case(args.case, args.op)
+    with _open_judges(args) as judges:
+        found = judges.evaluate([case])[0]
+        if args.kind:
+            found = [f for f in found if f.kind == args.kind]
+        if not found:
+            stderr.write(
+                "convcheck: the case shows no finding"
+                + (f" of kind {args.kind}" if args.kind else "")
+                + "\n"
+            )
+            return OK
+        target = found[0]
+        shrinker = Shrinker(judges.keeps(target.signature, case))
+        small = shrinker.shrink(case)
+    stdout.write(f"finding: {target.describe()}\nsignature: {target.key}\n")
+    if args.verbose:
+        stdout.write(f"{shrinker.evaluations} calls, by pass in the order they ended:\n")
+        stdout.writelines(f"  {p.describe()}\n" for p in shrinker.passes)
+    stdout.write(json.dumps(small.to_json(), indent=2) + "\n")
+    wrapped, _, model_findings = model.classify(small, args.revision)
+    stdout.write(format_trace(wrapped, model_findings) + "\n")
+    return FOUND
+
+
+def cmd_ci(args, stdout: TextIO, stderr: TextIO) -> int:
+    from convcheck import corpus
+    from convcheck.ci import run_ci
+    from convcheck.native.build import build_library
+    from convcheck.report import format_ci
+
+    # Set-up errors before the build and the workers: a corpus that cannot be read, a
+    # results folder that cannot be written.
+    entries = corpus.load_all(Path(args.corpus))
+    files.folder(Path(args.results), "results folder", probe=True)
+    _check_report(args)
+    if args.target is None:
+        build_library(args.revision, sanitized=True)
+    with _open_judges(args) as judges, judges.stop_on_signals():
+        result = run_ci(
+            judges,
+            entries,
+            Path(args.results),
+            _budget(args),
+            args.seed,
+            stderr,
+            args.minimize_time,
+            args.torch_bugs and Path(args.torch_bugs),
+            shards=args.jobs,
+        )
+    stdout.write(format_ci(result, args.show_torch_bugs) + "\n")
+    _unknown_ids(judges, stdout)
+    results = files.shown(args.results)
+    stdout.write(f"results: {results}/junit.xml, {results}/results.sarif\n")
+    if args.report:
+        from convcheck.report_html import ci_report
+
+        stdout.write(f"report: {files.shown(ci_report(Path(args.report), result, args))}\n")
+    if result.failed:
+        return FOUND
+    if result.stopped:
+        # Not every entry was judged: "nothing found" would be a claim the job cannot make.
+        raise ConvcheckError("ci: stopped by a signal before the job was done")
+    return OK
+
+
+def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
+    """Every site of the model solved: exit 0 all proven, 1 a witness or an unknown."""
+    from convcheck.solver import format_report, judge_witnesses
+    from convcheck.solver.explore import default_ranks, shapes
+    from convcheck.solver.prove import solved_report
+
+    only = shapes(args.revision, args.rank or default_ranks(args.revision))
+    outputs = [(args.sarif, "SARIF file"), (args.junit, "JUnit file")]
+    for name, what in outputs:
+        if name:  # a file that cannot be written fails before the solving, not after
+            files.folder(Path(name).parent, f"folder of the {what}", probe=True)
+    if args.against == "torch":
+        from convcheck.ops.convolution import torch_oracle
+
+        if not torch_oracle.available():  # before the solving, not after it
+            raise ConvcheckError("--against torch needs torch: pip install torch==2.13.0")
+    # The proof is the model's: solved once per version of it (the judging is not cached).
+    report = solved_report(args.revision, only, args.time, fresh=args.no_cache)
+    if not args.no_judge:
+        with _open_judges(args, use_torch=False) as judges:
+            corpus_dir = Path(args.corpus) if args.corpus else None
+            judge_witnesses(report, judges, corpus_dir, _meta(args))
+    differ, counted = [], []
+    if args.against == "torch":
+        from convcheck.solver import against_torch
+
+        # Rank 3 unless asked: each 2-D or 3-D shape takes minutes, even with small values.
+        ranks = [s for s in against_torch.torch_shapes() if s.rank in (args.rank or [3])]
+        differ = against_torch.disagreements(args.revision, ranks)
+        counted = [d for d in differ if d.status in against_torch.COUNTED]
+    elif args.against:
+        from convcheck.solver.revisions import disagreements
+
+        differ = counted = disagreements(args.revision, model.check_revision(args.against), only)
+    if args.json:
+        data = report.to_json()
+        data["against"] = [d.to_json() for d in differ]
+        stdout.write(json.dumps(data) + "\n")
+    else:
+        stdout.write(format_report(report) + "\n")
+        for d in differ:
+            stdout.write(f"{args.revision} vs {args.against}: {d.describe()}\n")
+            stdout.write(f"         witness: {json.dumps(d.witness.to_json())}\n")
+        if args.against:
+            stdout.write(
+                f"{args.revision} vs {args.against}: {len(differ)} disagreement(s), "
+                f"{len(counted)} to look at\n"
+            )
+    if args.sarif or args.junit:
+        from convcheck.solver import formats
+
+        for name, what, text in zip(
+            (args.sarif, args.junit),
+            ("SARIF file", "JUnit file"),
+            (formats.sarif, formats.junit_xml),
+            strict=True,
+        ):
+            if name:
+                files.write_atomically(Path(name), text(report), what)
+    all_proven = report.complete and all(s.status == "proven" for s in report.sites)
+    return OK if all_proven and not counted else FOUND
+
+
+def cmd_merge(args, stdout: TextIO, stderr: TextIO) -> int:
+    """Exit 1 when the merge has something to review: new, changed or vanished."""
+    from convcheck.merge import merge, read_folder
+
+    # Every folder read before the workers start: a bad file is exit 2 at once.
+    for directory in args.dirs:
+        read_folder(Path(directory), args.revision, args.target)
+    with _open_judges(args) as judges, judges.stop_on_signals():
+        result = merge(
+            judges, Path(args.out), [Path(d) for d in args.dirs], _meta(args), args.prune
+        )
+    stdout.write(result.describe() + "\n")
+    return FOUND if result.differs else OK
+
+
+def cmd_build(args, stdout: TextIO, stderr: TextIO) -> int:
+    from convcheck.native.build import build_library
+
+    for revision in sorted(model.REVISIONS):
+        for sanitized in (True, False):
+            path = build_library(revision, sanitized=sanitized)
+            stdout.write(f"{revision:<8} {'sanitized' if sanitized else 'plain':<9} {path}\n")
+    if not engines.unavailable("solver"):
+        # Solved once here, not by whichever campaign comes first (make test builds first).
+        from convcheck.solver import cache
+        from convcheck.solver.seeds import seed_cases
+
+        for revision in sorted(model.REVISIONS):
+            cases = seed_cases(revision)
+            stdout.write(f"{revision:<8} {'solved':<9} {cache.path(f'seeds-{revision}')}")
+            stdout.write(f" ({len(cases)} cases)\n")
+    return OK
+
+
+def cmd_target(args, stdout: TextIO, stderr: TextIO) -> int:
+    from convcheck.ops.convolution.executorch_source import PREFIX, build_target
+
+    stdout.write(f"{build_target(args.source)}\n")
+    stderr.write(f"use it as: --target {PREFIX}{args.source}\n")
+    return OK
