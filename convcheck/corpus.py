@@ -24,11 +24,11 @@ from convcheck.errors import ConvcheckError, InvalidCase, value_repr
 from convcheck.findings import (
     Finding,
     FindingKind,
+    Signed,
     crash_site_family,
     function_family,
     parting,
     point,
-    signature_keys,
 )
 from convcheck.model import REVISIONS
 from convcheck.outcome import Outcome
@@ -42,7 +42,7 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 
 
 @dataclass(frozen=True)
-class Entry:
+class Entry(Signed):
     name: str
     kind: str
     signature: tuple[str, ...]
@@ -52,15 +52,6 @@ class Entry:
     explanation: str
     path: Path | None = None
     also: tuple[tuple[str, ...], ...] = ()  # signatures merged into this entry
-
-    @property
-    def key(self) -> str:
-        return " | ".join(self.signature)
-
-    @property
-    def keys(self) -> set[str]:
-        """Every signature this entry stands for: its own and the ones merged into it."""
-        return signature_keys(self.signature, self.also)
 
 
 def entry_name(signature: tuple[str, ...]) -> str:

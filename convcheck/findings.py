@@ -53,8 +53,25 @@ class FindingKind(StrEnum):
 _TOLERANCE = {"float64": 1e-9, "float32": 1e-4, "float16": 2e-2, "bfloat16": 5e-2}
 
 
+class Signed:
+    """What a finding and a corpus entry are known by: a signature, and the signatures
+    merged into it (one bug showing in several ways on the same minimised call)."""
+
+    signature: tuple[str, ...]
+    also: tuple[tuple[str, ...], ...]
+
+    @property
+    def key(self) -> str:
+        return " | ".join(self.signature)
+
+    @property
+    def keys(self) -> set[str]:
+        """Every signature this stands for: its own and the ones merged into it."""
+        return {" | ".join(s) for s in (self.signature, *self.also)}
+
+
 @dataclass(frozen=True)
-class Finding:
+class Finding(Signed):
     kind: FindingKind
     signature: tuple[str, ...]  # plain strings, the kind first
     case: Case
@@ -67,15 +84,6 @@ class Finding:
     def __post_init__(self) -> None:
         # A kind given as its corpus string is that kind; an unknown one is a ValueError.
         object.__setattr__(self, "kind", FindingKind(self.kind))
-
-    @property
-    def key(self) -> str:
-        return " | ".join(self.signature)
-
-    @property
-    def keys(self) -> set[str]:
-        """Every signature this finding stands for: its own and the ones merged into it."""
-        return signature_keys(self.signature, self.also)
 
     @property
     def about_kernel(self) -> bool:
@@ -131,10 +139,6 @@ def split_site(site: str | None) -> tuple[str, str]:
     if re.fullmatch(r"\S+:\d+", site):
         return "", site
     return site, ""
-
-
-def signature_keys(signature: tuple[str, ...], also=()) -> set[str]:
-    return {" | ".join(s) for s in (signature, *also)}
 
 
 def crash_site_family(site: str | None) -> str:
