@@ -218,22 +218,12 @@ class Judges:
         if self._expected is not None:
             # ExecuTorch only runs whole: one execution per case, the values when small.
             chosen = [j for j in judgements if not _confirmed(thrifty, j, True)]
-            ran = self.native.run([j.case for j in chosen], deadline)
-            answered = time.monotonic()
-            for j, outcome in zip(chosen, ran, strict=True):
-                j.native_run = self.ids.read(outcome, j.predicted(True), j.case)
-                j.complete = outcome is not None
-                j.judged_at = max(j.judged_at, answered)
+            self._take(chosen, self.native.run([j.case for j in chosen], deadline), True)
             for j in chosen:
                 _count_confirmation(thrifty, j)
             return
         checked = [j for j in judgements if not _confirmed(thrifty, j, False)]
-        answers = self.native.check([j.case for j in checked], deadline)
-        answered = time.monotonic()
-        for j, outcome in zip(checked, answers, strict=True):
-            j.native_check = self.ids.read(outcome, j.predicted(False), j.case)
-            j.complete = outcome is not None
-            j.judged_at = max(j.judged_at, answered)
+        self._take(checked, self.native.check([j.case for j in checked], deadline), False)
         runnable = [
             j
             for j in checked
@@ -253,6 +243,16 @@ class Judges:
                 j.native_run = self.ids.read(outcome, j.predicted(True), j.case)
         for j in checked:
             _count_confirmation(thrifty, j)
+
+    def _take(self, judged: list[Judgement], answers: list, whole: bool) -> None:
+        """The kernel's answers to ``judged`` (its run entry's when ``whole``), read as our
+        check ids; a case it did not answer (a deadline, a stop) is incomplete."""
+        answered = time.monotonic()
+        for j, outcome in zip(judged, answers, strict=True):
+            read = self.ids.read(outcome, j.predicted(whole), j.case)
+            setattr(j, "native_run" if whole else "native_check", read)
+            j.complete = outcome is not None
+            j.judged_at = max(j.judged_at, answered)
 
     def _torch_matters(
         self, judgements: list[Judgement], thrifty: Counter, index: int, checks

@@ -22,6 +22,7 @@ with atheris.instrument_imports():
     from convcheck import model
     from convcheck.fuzzed import case_from_bytes
     from convcheck.native import NativeJudge
+    from convcheck.ops import convolution  # noqa: F401  (its steps are the coverage)
     from convcheck.outcome import CRASH
 
 KERNEL = None

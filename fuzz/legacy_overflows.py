@@ -17,6 +17,7 @@ import atheris
 with atheris.instrument_imports():
     from convcheck import model
     from convcheck.fuzzed import case_from_bytes
+    from convcheck.ops import convolution  # noqa: F401  (its steps are the coverage)
 
 
 def TestOneInput(data: bytes) -> None:

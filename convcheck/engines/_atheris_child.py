@@ -55,12 +55,17 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--cases", type=int, help="stop after this many judged cases")
     parser.add_argument("--until-first", action="store_true", help="stop at the first finding")
+    parser.add_argument("--op", default="convolution", help="the op whose calls are fuzzed")
     args = parser.parse_args(ours)
 
     import atheris
 
-    with atheris.instrument_imports(include=["convcheck.model"]):
-        from convcheck import model
+    # The coverage libFuzzer steers by is the model's: the step runner and the op's steps,
+    # whose branches mirror the C checks (the op is imported here, not on first use).
+    with atheris.instrument_imports(include=["convcheck.model", "convcheck.ops"]):
+        from convcheck import model, ops
+
+        ops.get(args.op)
 
     from pathlib import Path
 
@@ -74,6 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     known = set(Path(args.known).read_text().splitlines()) if args.known else set()
     judges = Judges(
         args.revision,
+        op=args.op,
         target=args.target,
         jobs=args.jobs,
         use_torch=not args.no_torch,
@@ -120,7 +126,7 @@ def main(argv: list[str] | None = None) -> None:
             os._exit(0)
 
     def test_one_input(data: bytes) -> None:
-        case = case_from_bytes(data)
+        case = case_from_bytes(data, args.op)
         model.classify(case, args.revision)  # the coverage signal
         pending.append(case)
         if len(pending) >= run.batch(BATCH) or time.monotonic() - last_flush[0] > FLUSH_SECONDS:

@@ -61,6 +61,8 @@ def explore(campaign, seed: int) -> None:
             "convcheck.engines._atheris_child",
             "--revision",
             judges.revision,
+            "--op",
+            judges.op,
             "--corpus",
             str(findings_dir),
             "--known",
