@@ -9,11 +9,13 @@
 python3 -m pip install .
 
 # What every bundle needs beyond the harness's imports: the kernel's C sources (the
-# current harness builds its kernel on first use), the worker started in a sandbox
-# process (the hook makes the bundle serve as one), and no torch even where it is
-# installed (the loaders' imports reach it; it would add 400 MB).
+# current harness builds its kernel on first use), the ops (the registry imports them by
+# name, which PyInstaller cannot follow), the worker started in a sandbox process (the
+# hook makes the bundle serve as one), and no torch even where it is installed (the
+# loaders' imports reach it; it would add 400 MB).
 pyinstaller_args=(
   --collect-data convcheck
+  --collect-submodules convcheck.ops
   --hidden-import convcheck._worker_main
   --runtime-hook .clusterfuzzlite/pyinstaller_worker_hook.py
   --exclude-module torch
