@@ -100,7 +100,9 @@ def _wrap_unsigned(value: int, bits: int) -> int:
 _SIGNED_RANGE = {32: (INT32_MIN, INT32_MAX), 64: (INT64_MIN, INT64_MAX)}
 
 
-def _signed_operator(symbol: str, compute: Callable[[int, int], int], bits: int):
+def _signed_operator(
+    symbol: str, compute: Callable[[int, int], int], bits: int
+) -> Callable[[Arith, int, int, str], int]:
     """The method ``a <symbol> b`` in intN_t (N = ``bits``). The model's hottest code: the
     common case, a value that fits, is recorded here; ``Arith._signed`` does the rest."""
     low, high = _SIGNED_RANGE[bits]
@@ -149,7 +151,7 @@ class Arith:
         self.trace.append(_new_tuple(Op, (site, text, result, flag)))
         return result
 
-    def _signed(self, site, text, exact_value, bits, *operands):
+    def _signed(self, site: str, text: str, exact_value: int, bits: int, *operands: int) -> int:
         low, high = _SIGNED_RANGE[bits]
         if low <= exact_value <= high:
             return self._op(site, text, exact_value)
@@ -158,7 +160,7 @@ class Arith:
         result = exact_value if self.exact else _wrap(exact_value, bits)
         return self._op(site, text, result, f"UB: {SIGNED_OVERFLOW}")
 
-    def _unsigned(self, site, text, exact_value):
+    def _unsigned(self, site: str, text: str, exact_value: int) -> int:
         if 0 <= exact_value <= UINT64_MAX:
             return self._op(site, text, exact_value)
         self.left_width = True
@@ -166,7 +168,7 @@ class Arith:
             return self._op(site, text, exact_value)
         return self._op(site, text, _wrap_unsigned(exact_value, 64), "wrapped")
 
-    def _divide(self, site, text, a, b, bits, rem):
+    def _divide(self, site: str, text: str, a: int, b: int, bits: int, rem: bool) -> int:
         """C's ``/`` and ``%``; ``bits`` is 0 for unsigned operands (no INT_MIN / -1)."""
         low = -(1 << (bits - 1)) if bits else None
         if b == 0:

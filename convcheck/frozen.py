@@ -13,19 +13,27 @@ own: source text made from the fields, compiled once per class.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, TypeVar, dataclass_transform
 
 __all__ = ["frozen"]
 
 
-def frozen(cls: type) -> type:
+_T = TypeVar("_T")
+
+
+# A type checker reads the class as the frozen dataclass it is.
+@dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))
+def frozen(cls: type[_T]) -> type[_T]:
     """``@dataclass(frozen=True)`` with the faster ``__init__`` (see the module). The
     class has no ``__post_init__``, and its fields are positional or keyword (no
     keyword-only ones)."""
-    cls = dataclasses.dataclass(cls, frozen=True, init=False)
+    # Any: the class is rebuilt (a dataclass, a new __init__), which no static type says.
+    made: Any = dataclasses.dataclass(cls, frozen=True, init=False)
     assert not hasattr(cls, "__post_init__"), f"{cls.__name__}: frozen runs no __post_init__"
     namespace: dict[str, object] = {"MISSING": dataclasses.MISSING}
-    parameters, body = [], ["    fields = self.__dict__"]
-    for f in dataclasses.fields(cls):
+    parameters: list[str] = []
+    body = ["    fields = self.__dict__"]
+    for f in dataclasses.fields(made):
         assert not f.kw_only, f"{cls.__name__}.{f.name}: frozen takes no keyword-only field"
         value = f.name
         if f.default is not dataclasses.MISSING:
@@ -46,8 +54,8 @@ def frozen(cls: type) -> type:
         body.append(f"    fields[{f.name!r}] = {value}")
     source = f"def __init__(self, {', '.join(parameters)}):\n" + "\n".join(body)
     exec(source, namespace)  # noqa: S102 - text made above from the class's own fields
-    init = namespace["__init__"]
+    init: Any = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
-    cls.__init__ = init
-    return cls
+    made.__init__ = init
+    return made

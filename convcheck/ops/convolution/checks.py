@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from convcheck.case import Case, TensorSpec, channels_last_order, contiguous_order
+from convcheck.case import TensorSpec, channels_last_order, contiguous_order
 from convcheck.fixedint import Arith
 from convcheck.model.steps import Accept, Reject, either
+from convcheck.ops.convolution.case import ConvolutionCase
 
 
 class Call:
     """The arguments as the C sees them, plus what the steps compute on the way. (Read
     once from the case: the steps read them several hundred times a run.)"""
 
-    def __init__(self, case: Case) -> None:
+    def __init__(self, case: ConvolutionCase) -> None:
         self.case = case
         self.input: TensorSpec = case.input
         self.weight: TensorSpec = case.weight

@@ -31,9 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from convcheck.case import Case
 from convcheck.fixedint import INT32_MAX
 from convcheck.frozen import frozen
+from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.outcome import ACCEPT, REJECT, Outcome
 
 __all__ = ["DIFFERENCES", "Difference", "explain_difference"]
@@ -52,7 +52,7 @@ class Difference:
 
 @frozen
 class _Context:
-    case: Case
+    case: ConvolutionCase
     revision: str
     kernel: Outcome
     torch: Outcome
@@ -356,7 +356,7 @@ DIFFERENCES: tuple[_Entry, ...] = (
 
 
 def explain_difference(
-    case: Case,
+    case: ConvolutionCase,
     revision: str,
     kernel_outcome: Outcome,
     torch_outcome: Outcome,

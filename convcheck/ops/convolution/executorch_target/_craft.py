@@ -21,7 +21,8 @@ Three forms (see ``_plan.py``):
 
 from __future__ import annotations
 
-from convcheck.case import DTYPE_SIZES, Case, TensorSpec
+from convcheck.case import DTYPE_SIZES, TensorSpec
+from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.executorch_target._flatbuffer import (
     DYNAMIC_BOUND,
     STATIC,
@@ -40,7 +41,7 @@ def _value(spec: TensorSpec, sizes=None, dynamism=STATIC, offset=None) -> Tensor
     )
 
 
-def layout(case: Case, plan: Plan, form: str) -> tuple[Layout, tuple[str, ...]]:
+def layout(case: ConvolutionCase, plan: Plan, form: str) -> tuple[Layout, tuple[str, ...]]:
     """The program's layout, and the roles of its inputs in order ("input", "weight",
     "bias", "canary")."""
     if form == WHOLE:
@@ -105,7 +106,7 @@ def layout(case: Case, plan: Plan, form: str) -> tuple[Layout, tuple[str, ...]]:
     return Layout(tuple(values), inputs, (out_index,), args, planned), roles
 
 
-def program(case: Case, plan: Plan, form: str) -> tuple[bytes, tuple[str, ...]]:
+def program(case: ConvolutionCase, plan: Plan, form: str) -> tuple[bytes, tuple[str, ...]]:
     """The ``.pte`` bytes for ``case`` in ``form``, and the roles of its inputs."""
     lay, roles = layout(case, plan, form)
     return encode(lay), roles

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from convcheck.case import DTYPE_SIZES, Case, TensorSpec
+from convcheck.case import DTYPE_SIZES, TensorSpec
 from convcheck.fixedint import INT32_MAX, INT64_MAX, Wrapping
 from convcheck.ops.convolution import legacy
+from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.checks import Call
 
 ALIGNMENT = 16  # bytes; exir's memory planner aligns every tensor to this
@@ -57,7 +58,7 @@ def aligned(n: int) -> int:
     return -(-n // ALIGNMENT) * ALIGNMENT
 
 
-def legacy_out_sizes(case: Case) -> tuple[int, ...] | None:
+def legacy_out_sizes(case: ConvolutionCase) -> tuple[int, ...] | None:
     """The sizes the legacy kernel's ``get_convolution_out_target_size`` computes, or None
     when the kernel rejects the ranks before it gets there."""
     ndim = case.input.rank - 2
@@ -78,7 +79,7 @@ def _numel(sizes: tuple[int, ...]) -> int:
     return n
 
 
-def work(case: Case, out_sizes: tuple[int, ...]) -> int:
+def work(case: ConvolutionCase, out_sizes: tuple[int, ...]) -> int:
     """Multiply-adds of the portable kernel's loops (an upper bound), plus one per output
     element and per (batch, group): how long a whole run takes."""
     groups = case.groups if 1 <= case.groups <= max(case.weight.sizes[0], 1) else 1
@@ -99,7 +100,7 @@ def max_stride(sizes: tuple[int, ...], order: tuple[int, ...]) -> int:
     return largest
 
 
-def make_plan(case: Case, limits: Limits) -> Plan:
+def make_plan(case: ConvolutionCase, limits: Limits) -> Plan:
     sizes = legacy_out_sizes(case)
     # Sizes the kernel's resize of out accepts: it gets there with these, or rejects first.
     resizable = (

@@ -20,8 +20,8 @@ model, or our reading of ExecuTorch, is wrong.
 from __future__ import annotations
 
 from convcheck import model
-from convcheck.case import Case
 from convcheck.fixedint import DIVISION_BY_ZERO, HEAP_OVERREAD, NULL_CALL, SIGNED_OVERFLOW
+from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.executorch_target._plan import Limits, make_plan
 from convcheck.ops.convolution.executorch_target.worker import OVERREAD_KIND
 from convcheck.outcome import REJECT, Outcome
@@ -36,7 +36,7 @@ UNSANITIZED = {
 _AFTER_RESIZE = ("dtype_switch",)  # steps that reject after the out resize
 
 
-def expected_outcome(case: Case, limits: Limits | None = None) -> Outcome:
+def expected_outcome(case: ConvolutionCase, limits: Limits | None = None) -> Outcome:
     """The outcome ``ExecutorchJudge(limits=limits)`` should report for ``case``."""
     run = model.run(case, "legacy")
     plan = make_plan(case, limits or Limits())

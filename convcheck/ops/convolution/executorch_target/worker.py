@@ -25,8 +25,9 @@ import os
 import stat
 import tempfile
 
-from convcheck.case import Case, TensorSpec
+from convcheck.case import TensorSpec
 from convcheck.errors import ConvcheckError
+from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.executorch_target import _logs
 from convcheck.ops.convolution.executorch_target._craft import PROBE, PROBE_STATIC, WHOLE, program
 from convcheck.ops.convolution.executorch_target._plan import Limits, Plan, make_plan
@@ -105,7 +106,7 @@ def handle(request: dict) -> dict:
     mode = request.get("mode", "check")
     if mode not in ("check", "run"):
         raise ConvcheckError(f"mode: expected 'check' or 'run', got {mode!r}")
-    case = Case.from_json(request["case"])
+    case = ConvolutionCase.from_json(request["case"])
     plan = make_plan(case, _state.limits)
     if plan.whole:
         return _whole(case, plan, want_values=mode == "run")
@@ -195,7 +196,7 @@ def _canary(dtype: str, length: int, value: float):
 # -- whole runs and probes ---------------------------------------------------------------
 
 
-def _whole(case: Case, plan: Plan, want_values: bool) -> dict:
+def _whole(case: ConvolutionCase, plan: Plan, want_values: bool) -> dict:
     pte, roles = program(case, plan, WHOLE)
     specs = {"input": case.input, "weight": case.weight, "bias": case.bias}
     inputs = [
@@ -246,7 +247,7 @@ def _changed_channels(first, second) -> list[int]:
     return [int(i) for i in torch.nonzero(differs).flatten()]
 
 
-def _probe(case: Case, plan: Plan) -> dict:
+def _probe(case: ConvolutionCase, plan: Plan) -> dict:
     """The checks, up to the out resize; then the sizes the kernel computed for out.
 
     First with an out of capacity 0: a check that fails says so, and a resize that fails

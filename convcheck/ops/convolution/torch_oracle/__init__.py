@@ -47,9 +47,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import field, replace
 from typing import Any
 
-from convcheck.case import Case
 from convcheck.errors import ConvcheckError
 from convcheck.frozen import frozen
+from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.torch_oracle import _torch
 from convcheck.ops.convolution.torch_oracle._checks import backend_choice, check_path
 from convcheck.ops.convolution.torch_oracle._compare import first_difference
@@ -238,7 +238,7 @@ class TorchJudge:
 
     # -- the two paths ------------------------------------------------------------
     def judge(
-        self, cases: Sequence[Case], values: bool = True, compute_rejected: bool = True
+        self, cases: Sequence[ConvolutionCase], values: bool = True, compute_rejected: bool = True
     ) -> list[TorchVerdict]:
         """One verdict per case, in order: small cases on real CPU, the rest by checks.
 
@@ -248,13 +248,13 @@ class TorchJudge:
         """
         return self.start(cases, values, compute_rejected)()
 
-    def predict(self, case: Case) -> TorchVerdict:
+    def predict(self, case: ConvolutionCase) -> TorchVerdict:
         """The check path's verdict alone: no worker, no computation, no values."""
         return self._checks_verdict(*self._check_both(case))
 
     def start(
         self,
-        cases: Sequence[Case],
+        cases: Sequence[ConvolutionCase],
         values: bool = True,
         compute_rejected: bool = True,
         deadline: float | None = None,
@@ -379,7 +379,7 @@ class TorchJudge:
         self._onednn_met += 1
         return (self._onednn_met - 1) % self.onednn_every != 0
 
-    def _call_threads(self, case: Case, checked) -> int:
+    def _call_threads(self, case: ConvolutionCase, checked) -> int:
         """The intra-op threads to run ``case``'s real calls with: 1 where ATen picks the
         same backends with 1 thread as with ``threads`` (oneDNN on, and off), so the
         verdict cannot depend on it; otherwise ``threads``.
@@ -400,7 +400,7 @@ class TorchJudge:
         )
         return 1 if one_off == off.backend else self.threads
 
-    def _check_both(self, case: Case):
+    def _check_both(self, case: ConvolutionCase):
         """The check path with oneDNN on, then off.
 
         Disabling oneDNN changes which backend torch picks only where it picked a oneDNN
@@ -421,7 +421,7 @@ class TorchJudge:
 
     def _real_verdict(
         self,
-        case: Case,
+        case: ConvolutionCase,
         backend: str,
         default: Any,
         off: Any,
@@ -512,7 +512,7 @@ class TorchJudge:
         self.close()
 
 
-def _is_small(case: Case, checked) -> bool:
+def _is_small(case: ConvolutionCase, checked) -> bool:
     if case.input.rank > 5:
         return False  # torch segfaults on some of these: decided by the checks only
     if checked[0].backend == "MkldnnTranspose" and max(case.stride) > ONEDNN_TRANSPOSED_STRIDE:
@@ -535,7 +535,7 @@ def _is_small(case: Case, checked) -> bool:
     return True
 
 
-def _real_outcome(case: Case, answer: Any, backend: str) -> tuple[Outcome, str | None]:
+def _real_outcome(case: ConvolutionCase, answer: Any, backend: str) -> tuple[Outcome, str | None]:
     from convcheck.ops.convolution.torch_oracle._normalize import normalize
     from convcheck.sandbox import Crash, Hang
 

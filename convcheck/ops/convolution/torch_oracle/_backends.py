@@ -50,8 +50,8 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from convcheck.case import Case
 from convcheck.fixedint import Wrapping
+from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.torch_oracle import _torch
 from convcheck.ops.convolution.torch_oracle._aten import (
     SYMINT_MIN,
@@ -104,7 +104,7 @@ PREDICTED_CRASH = "SIGSEGV"
 class AtenCall:
     """One call as ATen sees it after the 1-D to 2-D view: sizes, dtypes, params."""
 
-    case: Case
+    case: ConvolutionCase
     a: Wrapping
     in_sizes: list[int]
     w_sizes: list[int]

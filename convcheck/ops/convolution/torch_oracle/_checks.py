@@ -28,8 +28,9 @@ import functools
 from collections.abc import Callable
 from dataclasses import field
 
-from convcheck.case import DTYPE_SIZES, Case
+from convcheck.case import DTYPE_SIZES
 from convcheck.frozen import frozen
+from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.torch_oracle import _torch
 from convcheck.ops.convolution.torch_oracle._aten import (
     SYMINT_MIN,
@@ -71,7 +72,7 @@ class CheckResult:
 
 
 def check_path(
-    case: Case,
+    case: ConvolutionCase,
     *,
     threads: int,
     onednn: bool = True,
@@ -105,7 +106,7 @@ def check_path(
     return CheckResult(outcome, holder["backend"], error, arguments[0] if arguments else None)
 
 
-def creation_problem(case: Case) -> str | None:
+def creation_problem(case: ConvolutionCase) -> str | None:
     """Why torch cannot even create the call's tensors, or None."""
     for spec in (case.input, case.weight, case.bias):
         # A permutation has the same product: sizes that fit fit in either order.
@@ -119,7 +120,12 @@ def creation_problem(case: Case) -> str | None:
 
 
 def backend_choice(
-    case: Case, *, threads: int, onednn: bool, private: bool, checked: CheckResult | None = None
+    case: ConvolutionCase,
+    *,
+    threads: int,
+    onednn: bool,
+    private: bool,
+    checked: CheckResult | None = None,
 ) -> str:
     """The backend ATen picks for ``case`` (steps 1-3 only), "" when a check before the
     choice rejects it. ``checked``: the check path's result on ``case`` with any settings,

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from convcheck.case import Case
+from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.torch_oracle._aten import (
     AtenWrapping,
     TorchError,
@@ -37,18 +38,18 @@ class Pattern:
         return re.compile(self.regex)
 
 
-def _bias_shape(m: re.Match, case: Case) -> str:
+def _bias_shape(m: re.Match, case: ConvolutionCase) -> str:
     # "expected bias to be 1-dimensional with N elements": one message for both.
     if case.bias is not None and case.bias.rank != 1:
         return "bias.rank"
     return "bias.length"
 
 
-def _param_length(m: re.Match, case: Case) -> str:
+def _param_length(m: re.Match, case: ConvolutionCase) -> str:
     return f"{m.group(1)}.length"
 
 
-def _predicted_output(case: Case) -> list[int] | None:
+def _predicted_output(case: ConvolutionCase) -> list[int] | None:
     """The output sizes ATen computes for this case (int64, wrapping), if it can."""
     if case.weight.rank < 3 or case.input.rank != case.weight.rank or case.groups <= 0:
         return None
@@ -59,7 +60,7 @@ def _predicted_output(case: Case) -> list[int] | None:
     return calc_output_size(AtenWrapping(), case.input.sizes, case.weight.sizes, params)
 
 
-def _output_problem(case: Case) -> str | None:
+def _output_problem(case: ConvolutionCase) -> str | None:
     out = _predicted_output(case)
     if out is None:
         return None
@@ -71,7 +72,7 @@ def _output_problem(case: Case) -> str | None:
     return None
 
 
-def _resource_or_onednn(case: Case, otherwise: str) -> str:
+def _resource_or_onednn(case: ConvolutionCase, otherwise: str) -> str:
     """oneDNN's refusals and the size overflows of its memory: one order for both.
 
     Which message torch gives depends on whether it allocates the output before asking
@@ -92,16 +93,16 @@ def _resource_or_onednn(case: Case, otherwise: str) -> str:
     return otherwise
 
 
-def _onednn(m: re.Match, case: Case) -> str:
+def _onednn(m: re.Match, case: ConvolutionCase) -> str:
     """oneDNN refused the problem (or its memory); the case says why."""
     return _resource_or_onednn(case, "torch.onednn")
 
 
-def _size_overflow(m: re.Match, case: Case) -> str:
+def _size_overflow(m: re.Match, case: ConvolutionCase) -> str:
     return _resource_or_onednn(case, "torch.size_overflow")
 
 
-def _symint_list(m: re.Match, case: Case) -> str:
+def _symint_list(m: re.Match, case: ConvolutionCase) -> str:
     """The dispatcher's SymInt[] conversion: the first list holding a value below -2^62."""
     for name in ("stride", "padding", "dilation", "output_padding"):
         if any(v < -(2**62) for v in getattr(case, name)):
@@ -109,14 +110,14 @@ def _symint_list(m: re.Match, case: Case) -> str:
     return "torch.symint"
 
 
-def _scalar_type(m: re.Match, case: Case) -> str:
+def _scalar_type(m: re.Match, case: ConvolutionCase) -> str:
     # A kernel's data_ptr<T>(): the weight's, or (3-D transposed) the bias's.
     if case.weight.dtype != case.input.dtype:
         return "dtype.mismatch"
     return "torch.bias_dtype"
 
 
-def _empty_weight(m: re.Match, case: Case) -> str:
+def _empty_weight(m: re.Match, case: ConvolutionCase) -> str:
     if any(k == 0 for k in case.weight.sizes[2:]):
         return "kernel.nonpos"
     return "torch.empty_weight"
@@ -304,7 +305,7 @@ def unknown_id(message: str) -> str:
     return UNKNOWN + "_".join(w.lower() for w in words)
 
 
-def normalize(error: str, message: str, case: Case) -> str:
+def normalize(error: str, message: str, case: ConvolutionCase) -> str:
     """A stable check id for what torch raised on ``case``."""
     first = message.strip().splitlines()[0] if message.strip() else ""
     m, pattern = _match(first)
