@@ -11,15 +11,19 @@ import dataclasses
 import json
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from convcheck import corpus, engines
 from convcheck.case import Case
 from convcheck.findings import Finding, FindingKind
-from convcheck.judges import Judges
+from convcheck.judges import Confirmations, Judges
 from convcheck.shrink import minimize
+
+if TYPE_CHECKING:
+    from convcheck.shards import Judged, Shards
 
 # What a campaign runs for when nothing else is said.
 DEFAULT_SECONDS = 30.0
@@ -28,7 +32,7 @@ FIRST_BATCH = 8
 
 # Called after each batch and each minimised finding, with the cases judged, the seconds
 # since the start, the findings by kind and a note: ``convcheck.progress.Progress`` shows it.
-ProgressHook = Callable[[int, float, Counter, str], None]
+ProgressHook = Callable[[int, float, Mapping[str, int], str], None]
 
 
 @dataclass(frozen=True)
@@ -76,9 +80,9 @@ class Campaign:
         self,
         judges: Judges,
         corpus_dir: Path | None = None,
-        meta: dict | None = None,
+        meta: dict[str, Any] | None = None,
         progress: ProgressHook | None = None,
-        known: set[str] = frozenset(),
+        known: Iterable[str] = frozenset(),
         budget: Budget = Budget(seconds=DEFAULT_SECONDS),
         torch_dir: Path | None = None,
         shards: int = 1,
@@ -86,7 +90,7 @@ class Campaign:
         self.judges = judges
         # ``shards`` >= 2: cases are judged in that many shard processes (``convcheck.shards``);
         # ``judges`` then only minimise.
-        self.shards = None
+        self.shards: Shards | None = None
         if shards >= 2:
             from convcheck.shards import Shards
 
@@ -107,7 +111,7 @@ class Campaign:
         self.stats = Stats()
         # Foreseen native crashes, and rejections real torch accepts, this campaign has
         # confirmed (``Judges.judge``'s thrifty).
-        self.confirmations: Counter = Counter()
+        self.confirmations: Confirmations = Counter()
         self._batches = 0  # judged so far: the first ones are small (``batch``)
         self._issued = 0  # batches and shards' requests handed out, in the cases' order
         self._chunks = 0  # the random engine's chunks the shards have generated
@@ -167,8 +171,8 @@ class Campaign:
             parts = case_parts(cases, self.shards.count)
             judged = self.shards.judge(parts, self.confirmations, self.deadline)
             per_case = [[] for _ in cases]
-            for i, _, found in judged.found:
-                per_case[i] = found
+            for i, _, shown in judged.found:
+                per_case[i] = shown
             self._take_shards(order, judged)
             return per_case
         judgements = self.judges.judge(cases, self.confirmations, self.deadline)
@@ -188,7 +192,7 @@ class Campaign:
         (``Shards.stream``'s ``settled``): the same findings with any number of shards."""
         out = 0  # cases handed to the shards, not answered yet
 
-        def next_part() -> dict | None:
+        def next_part() -> dict[str, Any] | None:
             nonlocal out
             if self.exhausted:
                 return None
@@ -203,12 +207,13 @@ class Campaign:
             out += size
             return part
 
-        def take(part: dict, judged) -> None:
+        def take(part: dict[str, Any], judged: Judged) -> None:
             nonlocal out
             out -= part["size"]
             self._take_shards(part["order"], judged)
 
         settled = self.budget.seconds is None and self.budget.cases is not None
+        assert self.shards is not None
         self.shards.stream(next_part, take, self.confirmations, self.deadline, settled)
 
     def _issue(self) -> int:
@@ -216,7 +221,7 @@ class Campaign:
         self._issued += 1
         return self._issued
 
-    def _take_shards(self, order: int, judged) -> None:
+    def _take_shards(self, order: int, judged: Judged) -> None:
         self.shard_failures += judged.failures
         # A shard that failed is started again; its cases are lost.
         note = f"{judged.failures[0]}, restarted" if judged.failures else ""
@@ -267,6 +272,7 @@ class Campaign:
         if self.corpus_dir is None:
             return
         folder = self.torch_folder if finding.kind == FindingKind.TORCH_BUG else self.corpus_dir
+        assert folder is not None
         corpus.write(folder, finding, self.judges.revision, self.judges.target, self.meta)
 
     # -- after the engines ----------------------------------------------------------
@@ -353,14 +359,14 @@ class Campaign:
 
     def _show_progress(self, note: str = "") -> None:
         if self.progress is not None:
-            kinds = Counter(f.kind for f in self.found.values())
+            kinds: Counter[str] = Counter(f.kind for f in self.found.values())
             self.progress(self.stats.cases, self.stats.elapsed, kinds, note)
 
 
 def complexity(case: Case) -> int:
     """Bigger tensors, more dims and larger integers make a case harder to read."""
-    tensors = [case.input, case.weight, case.out] + ([case.bias] if case.bias else [])
-    ints = [*case.stride, *case.padding, *case.dilation, *case.output_padding, case.groups]
+    tensors = case.tensors()
+    ints = case.integers()
     return (
         sum(t.numel for t in tensors)
         + 4 * sum(t.rank for t in tensors)

@@ -20,14 +20,14 @@ from __future__ import annotations
 import functools
 import json
 import operator
-from dataclasses import dataclass, replace
-from typing import Any, Self
+from dataclasses import Field, dataclass, replace
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeGuard, cast, overload
 
 from convcheck import ops
 from convcheck.errors import InvalidCase, value_repr
 from convcheck.files import parse_json
 from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN
-from convcheck.schema import Arg, Bool, IntList, OptionalInt, Tensor, schema_of
+from convcheck.schema import Arg, Bool, Int, IntList, OptionalInt, Tensor, schema_of
 
 # Element sizes in bytes, in the order ExecuTorch's ScalarType lists them.
 DTYPE_SIZES = {
@@ -65,7 +65,13 @@ class _Rank:
     """``TensorSpec.rank`` of a spec that does not hold it (pickled before it did, as the
     solver's cache keeps cases): computed, then kept as the spec's own attribute."""
 
-    def __get__(self, spec: TensorSpec | None, owner: type | None = None) -> Any:
+    @overload
+    def __get__(self, spec: None, owner: type | None = None) -> _Rank: ...
+
+    @overload
+    def __get__(self, spec: TensorSpec, owner: type | None = None) -> int: ...
+
+    def __get__(self, spec: TensorSpec | None, owner: type | None = None) -> _Rank | int:
         if spec is None:
             return self
         rank = spec.__dict__["rank"] = len(spec.sizes)
@@ -129,9 +135,15 @@ class Case:
     # The op this is a call of (``convcheck.ops``), set by each op's case type.
     OP: str
 
+    if TYPE_CHECKING:
+        # Every op's case type is a dataclass (``convcheck.frozen``), so ``replace`` applies.
+        __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for arg in schema_of(type(self)):
+        # Annotated: mypy does not take a class for the Hashable that a cached function wants.
+        case_type: type = type(self)
+        for arg in schema_of(case_type):
             value = getattr(self, arg.name)
             if isinstance(arg, Tensor):
                 value = None if value is None else value.to_json(with_order=arg.ordered)
@@ -140,6 +152,25 @@ class Case:
             out[arg.name] = value
         return out
 
+    def tensors(self) -> list[TensorSpec]:
+        """The call's tensors in its schema's order, an absent optional one left out."""
+        case_type: type = type(self)  # as in to_json
+        found = (getattr(self, arg.name) for arg in schema_of(case_type) if isinstance(arg, Tensor))
+        return [spec for spec in found if spec is not None]
+
+    def integers(self) -> list[int]:
+        """The call's int64 values (its int lists' elements, its ints), in its schema's
+        order; an absent optional int left out."""
+        values: list[int] = []
+        case_type: type = type(self)  # as in to_json
+        for arg in schema_of(case_type):
+            value = getattr(self, arg.name)
+            if isinstance(arg, IntList):
+                values += value
+            elif isinstance(arg, Int | OptionalInt) and value is not None:
+                values.append(value)
+        return values
+
     def dumps(self) -> str:
         return json.dumps(self.to_json(), sort_keys=False)
 
@@ -147,20 +178,22 @@ class Case:
         return replace(self, **changes)
 
     @classmethod
-    def from_json(cls, data: Any, op: str | None = None) -> Case:
+    def from_json(cls, data: Any, op: str | None = None) -> Self:
         """Build a case from decoded JSON; a malformed one raises ``InvalidCase``.
 
         On ``Case`` itself, a call of ``op`` (by default the default op); on an op's
         case type, a call of that op."""
         if cls is Case:
-            return ops.get(op or ops.DEFAULT_OP).case_type.from_json(data)
+            # On Case itself, Self is Case.
+            return cast(Self, ops.get(op or ops.DEFAULT_OP).case_type.from_json(data))
         obj = _expect_object(data, "case")
-        args = schema_of(cls)
+        case_type: type = cls  # as in to_json
+        args = schema_of(case_type)
         _reject_unknown(obj, "case", tuple(arg.name for arg in args))
         return cls(**{arg.name: _argument(obj, arg) for arg in args})
 
     @classmethod
-    def loads(cls, text: str | bytes, source: str = "case", op: str | None = None) -> Case:
+    def loads(cls, text: str | bytes, source: str = "case", op: str | None = None) -> Self:
         """A case from JSON text; every error message starts with ``source``."""
         data = parse_json(text, source, InvalidCase)
         try:
@@ -169,7 +202,7 @@ class Case:
             raise InvalidCase(f"{source}: {e}") from None
 
 
-def _argument(obj: dict, arg: Arg) -> Any:
+def _argument(obj: dict[str, Any], arg: Arg) -> Any:
     """One argument of a case, read and checked as its schema says."""
     value = _field(obj, arg.name, "case")
     if isinstance(arg, Tensor):
@@ -199,26 +232,26 @@ def _ints(values: Any, name: str) -> tuple[int, ...]:
         ) from None
 
 
-def _expect_object(value: Any, where: str) -> dict:
+def _expect_object(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise InvalidCase(f"{where}: expected a JSON object, got {value_repr(value)}")
     return value
 
 
-def _reject_unknown(obj: dict, where: str, known: tuple[str, ...]) -> None:
+def _reject_unknown(obj: dict[str, Any], where: str, known: tuple[str, ...]) -> None:
     for key in obj:
         if key not in known:
             name = key if isinstance(key, str) and key.isidentifier() else value_repr(key)
             raise InvalidCase(f"{where}.{name}: unknown field (known: {', '.join(known)})")
 
 
-def _field(obj: dict, name: str, where: str) -> Any:
+def _field(obj: dict[str, Any], name: str, where: str) -> Any:
     if name not in obj:
         raise InvalidCase(f"{where}.{name}: missing")
     return obj[name]
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

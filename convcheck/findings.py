@@ -37,6 +37,8 @@ class FindingKind(StrEnum):
     ABI_VIOLATION = "abi-violation", "the target's result breaks its ABI (convcheck_abi.h)"
     TOOL_ERROR = "tool-error", "convcheck's own code failed on the case: never minimised"
 
+    description: str
+
     def __new__(cls, value: str, description: str) -> FindingKind:
         kind = str.__new__(cls, value)
         kind._value_ = value
@@ -83,7 +85,9 @@ class Finding(Signed):
 
     def __post_init__(self) -> None:
         # A kind given as its corpus string is that kind; an unknown one is a ValueError.
-        object.__setattr__(self, "kind", FindingKind(self.kind))
+        # (A lookup by value: mypy reads the call as FindingKind.__new__.)
+        kind = FindingKind(self.kind)  # type: ignore[call-arg]
+        object.__setattr__(self, "kind", kind)
 
     @property
     def about_kernel(self) -> bool:

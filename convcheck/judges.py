@@ -13,17 +13,23 @@ import signal
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from types import FrameType
+from typing import TYPE_CHECKING, Any, Protocol
 
 from convcheck import model, ops
 from convcheck.case import Case
 from convcheck.check_ids import CHECK_IDS, CheckMap, IdReader
 from convcheck.errors import ConvcheckError
 from convcheck.findings import Finding, findings
+from convcheck.model import ModelFinding, ModelRun
 from convcheck.outcome import ACCEPT, CRASH, REJECT, Outcome
+
+if TYPE_CHECKING:
+    from convcheck.ops.convolution.torch_oracle import TorchVerdict
 
 # Run-entry (data) only when every tensor is at most this many elements.
 SMALL_NUMEL = 4096
@@ -38,12 +44,12 @@ class Judgement:
 
     case: Case
     revision: str
-    model: model.ModelRun
-    exact: model.ModelRun
-    model_findings: list[model.ModelFinding]
+    model: ModelRun
+    exact: ModelRun
+    model_findings: list[ModelFinding]
     native_check: Outcome | None = None
     native_run: Outcome | None = None
-    torch: object | None = None  # a TorchVerdict
+    torch: TorchVerdict | None = None
     # What the kernel should answer when that is not the model's sanitized prediction:
     # the ExecuTorch target (no sanitizers; it only runs whole).
     expected: Outcome | None = None
@@ -75,9 +81,30 @@ class Judgement:
         return found
 
 
+class Target(Protocol):
+    """A kernel under test (convcheck's own build, ExecuTorch, a user's checkout): each
+    case's outcome, None for a case left unjudged at ``deadline`` or by ``cancel``."""
+
+    def check(self, cases: Sequence[Case], deadline: float | None = None) -> list[Outcome | None]:
+        """The checks alone: the verdict and the output sizes."""
+        ...
+
+    def run(self, cases: Sequence[Case], deadline: float | None = None) -> list[Outcome | None]:
+        """The checks, then the computation: values for small accepted cases."""
+        ...
+
+    def cancel(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+# A campaign's count of confirmations (``Judges.judge``'s ``thrifty``), by kind of finding.
+Confirmations = Counter[tuple[Hashable, ...]]
+
+
 def is_small(case: Case) -> bool:
-    tensors = [case.input, case.weight, case.out] + ([case.bias] if case.bias else [])
-    return all(t.numel <= SMALL_NUMEL for t in tensors) and case.input.rank <= 5
+    tensors = case.tensors()
+    return all(t.numel <= SMALL_NUMEL for t in tensors) and tensors[0].rank <= 5
 
 
 class Judges:
@@ -115,14 +142,16 @@ class Judges:
         }
         # Processes that judge on these judges' behalf (a campaign's shards): stopped and
         # closed with them.
-        self._helpers: list = []
+        self._helpers: list[Any] = []
         # The target's check ids, read as ours; the ids it cannot read, counted.
         self.ids = IdReader(check_map, compare, _known_ids(target))
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="convcheck-native")
-        self.native = None
-        self.torch = None
-        self._explain = None
-        self._expected = None
+        self.native: Target | None = None
+        # The op's torch mapping and its intentional differences (convolution's, the one
+        # op with one so far): typed when they join the op's interface.
+        self.torch: Any = None
+        self._explain: Any = None
+        self._expected: Callable[[Any], Outcome] | None = None
         # Thrifty judging spares torch's real calls that cannot change a kernel finding
         # (``_torch_matters``); benchmarks and tests turn it off to compare with them all.
         self.spare_torch = True
@@ -157,7 +186,7 @@ class Judges:
     def judge(
         self,
         cases: list[Case],
-        thrifty: Counter | None = None,
+        thrifty: Confirmations | None = None,
         deadline: float | None = None,
     ) -> list[Judgement]:
         """Every judge on every case.
@@ -213,8 +242,9 @@ class Judges:
         return judgements
 
     def _judge_native(
-        self, judgements: list[Judgement], thrifty: Counter | None, deadline: float | None
+        self, judgements: list[Judgement], thrifty: Confirmations | None, deadline: float | None
     ) -> None:
+        assert self.native is not None
         if self._expected is not None:
             # ExecuTorch only runs whole: one execution per case, the values when small.
             chosen = [j for j in judgements if not _confirmed(thrifty, j, True)]
@@ -228,6 +258,7 @@ class Judges:
             j
             for j in checked
             if j.complete
+            and j.native_check is not None
             and j.native_check.verdict == ACCEPT
             and is_small(j.case)
             and not _confirmed(thrifty, j, True)
@@ -255,7 +286,7 @@ class Judges:
             j.judged_at = max(j.judged_at, answered)
 
     def _torch_matters(
-        self, judgements: list[Judgement], thrifty: Counter, index: int, checks
+        self, judgements: list[Judgement], thrifty: Confirmations, index: int, checks: TorchVerdict
     ) -> bool:
         """Whether torch's real calls on a case can change a finding about the kernel,
         given torch's check-path verdict (``checks``), which tests/torch hold equal to
@@ -285,7 +316,9 @@ class Judges:
     def findings(self, judgement: Judgement) -> list[Finding]:
         return findings(judgement, self._explain)
 
-    def evaluate(self, cases: list[Case], thrifty: Counter | None = None) -> list[list[Finding]]:
+    def evaluate(
+        self, cases: list[Case], thrifty: Confirmations | None = None
+    ) -> list[list[Finding]]:
         """Each case's findings; a case the judges could not finish (stopped) has none."""
         return [self.findings(j) if j.complete else [] for j in self.judge(cases, thrifty)]
 
@@ -323,7 +356,7 @@ class Judges:
         )
         return Keeper(self, signature, foreseen, deadline)
 
-    def attach(self, helper) -> None:
+    def attach(self, helper: Any) -> None:
         """``helper`` (with ``cancel`` and ``close``, such as ``convcheck.shards.Shards``)
         judges for these judges: it stops and closes with them."""
         self._helpers.append(helper)
@@ -341,7 +374,7 @@ class Judges:
         """The first SIGINT or SIGTERM stops the judges, so that a campaign ends with the
         report of what it found; a second one interrupts at once."""
 
-        def handle(signum, frame) -> None:
+        def handle(signum: int, frame: FrameType | None) -> None:
             if self.stopped:
                 raise KeyboardInterrupt
             self.stop()
@@ -367,7 +400,7 @@ class Judges:
     def __enter__(self) -> Judges:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -427,15 +460,18 @@ class Keeper:
         return [c in self.found for c in cases]
 
 
-def _crash_key(j: Judgement, with_loops: bool) -> tuple | None:
+def _crash_key(j: Judgement, with_loops: bool) -> tuple[bool, str | None, str] | None:
     predicted = j.predicted(with_loops)
     if predicted.verdict != CRASH:
         return None
+    assert predicted.crash_site is not None
     return (with_loops, predicted.crash_kind, model.site_family(predicted.crash_site))
 
 
-def _confirmed(thrifty: Counter | None, j: Judgement, with_loops: bool) -> bool:
-    key = None if thrifty is None else _crash_key(j, with_loops)
+def _confirmed(thrifty: Confirmations | None, j: Judgement, with_loops: bool) -> bool:
+    if thrifty is None:
+        return False
+    key = _crash_key(j, with_loops)
     return key is not None and thrifty[key] >= CONFIRMATIONS
 
 
@@ -443,9 +479,10 @@ def _over_strict_key(kernel: Outcome) -> tuple[str, str]:
     return ("over-strict", kernel.check or "")
 
 
-def _count_over_strict(thrifty: Counter | None, j: Judgement) -> None:
+def _count_over_strict(thrifty: Confirmations | None, j: Judgement) -> None:
     """A rejection the model foresaw and real torch accepted counts toward judging its
     copies by torch's check path (``Judges._torch_matters``)."""
+    assert j.torch is not None
     if thrifty is None or j.torch.path != "real" or j.torch.outcome.verdict != ACCEPT:
         return
     predicted = j.predicted(with_loops=False)
@@ -453,7 +490,7 @@ def _count_over_strict(thrifty: Counter | None, j: Judgement) -> None:
         thrifty[_over_strict_key(predicted)] += 1
 
 
-def _count_confirmation(thrifty: Counter | None, j: Judgement) -> None:
+def _count_confirmation(thrifty: Confirmations | None, j: Judgement) -> None:
     """A native crash the model foresaw counts toward skipping its copies."""
     if thrifty is None:
         return

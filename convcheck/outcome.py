@@ -10,6 +10,7 @@ and ``tool_error``, convcheck's own code failed on the case (nothing about the k
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from typing import Any
 
 from convcheck.frozen import frozen
@@ -33,7 +34,12 @@ class Outcome:
     detail: str = ""  # for people: a torch message, a sanitizer report's first line
 
     @classmethod
-    def accept(cls, out_sizes, values=None, detail: str = "") -> Outcome:
+    def accept(
+        cls,
+        out_sizes: Iterable[int],
+        values: tuple[float, ...] | None = None,
+        detail: str = "",
+    ) -> Outcome:
         return cls(ACCEPT, out_sizes=tuple(out_sizes), values=values, detail=detail)
 
     @classmethod

@@ -15,10 +15,16 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from convcheck.errors import ConvcheckError
 from convcheck.validation import check_choice
+
+if TYPE_CHECKING:
+    from convcheck.campaign import Campaign
+
+# An engine: ``explore(campaign, seed)``.
+Explore = Callable[["Campaign", int], None]
 
 
 class Provider(NamedTuple):
@@ -49,9 +55,10 @@ def unavailable(name: str) -> str:
     return ""
 
 
-def load(name: str) -> Callable:
+def load(name: str) -> Explore:
     """The engine's ``explore``; a ConvcheckError when it is unknown or cannot run here."""
     why = unavailable(name)
     if why:
         raise ConvcheckError(f"engine={name!r} cannot run: {why}")
-    return importlib.import_module(ENGINES[name].module).explore
+    explore: Explore = importlib.import_module(ENGINES[name].module).explore
+    return explore

@@ -14,11 +14,15 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from convcheck import corpus, files, fuzzed, sandbox
 from convcheck.case import Case, TensorSpec
 from convcheck.errors import ConvcheckError
 from convcheck.ops.convolution.case import ConvolutionCase
+
+if TYPE_CHECKING:
+    from convcheck.campaign import Campaign
 
 # How long past the campaign's deadline the child may take to write its last finding
 # (its own batches stop at the deadline).
@@ -30,7 +34,7 @@ LOG_NAME = "libfuzzer.log"
 SLOW_UNIT_SECONDS = 10**6
 
 
-def explore(campaign, seed: int) -> None:
+def explore(campaign: Campaign, seed: int) -> None:
     judges, budget = campaign.judges, campaign.budget
     with sandbox.private_temporary_directory("convcheck-atheris-") as tmp:
         work = Path(tmp)

@@ -10,11 +10,15 @@ shrinking does; the property runs again with new seeds until the budget is spent
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 
 from convcheck.strategies import cases
+
+if TYPE_CHECKING:
+    from convcheck.campaign import Campaign
 
 
 class NewFinding(Exception):
@@ -35,7 +39,7 @@ def exception_for(key: str) -> type[NewFinding]:
     return _CLASSES[key]
 
 
-def explore(campaign, seed: int) -> None:
+def explore(campaign: Campaign, seed: int) -> None:
     round_seed = seed
     try:
         while not campaign.exhausted:

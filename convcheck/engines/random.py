@@ -18,10 +18,14 @@ import importlib.util
 import time
 from collections.abc import Iterator
 from itertools import islice
+from typing import TYPE_CHECKING
 
 from convcheck import ops
 from convcheck.case import Case
 from convcheck.generate import RandomSource
+
+if TYPE_CHECKING:
+    from convcheck.campaign import Campaign
 
 BATCH = 256
 # How often a case of the op's ``build_case`` gives way to one of a family it almost never
@@ -51,7 +55,7 @@ def chunk(seed: int, index: int, count: int, op: str = ops.DEFAULT_OP) -> list[C
     return list(islice(cases(int.from_bytes(digest, "little"), op), count))
 
 
-def explore(campaign, seed: int, solved: bool = True) -> None:
+def explore(campaign: Campaign, seed: int, solved: bool = True) -> None:
     if campaign.shards is not None:
         campaign.shards.warm(campaign.deadline)  # while the solver's cases are made
     if solved and importlib.util.find_spec("z3") is not None:

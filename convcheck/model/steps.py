@@ -127,7 +127,9 @@ def run_steps(case: Any, revision: Revision, arith: Arith) -> ModelRun:
 
 
 @functools.cache
-def _plan(steps: tuple[Step, ...], loop_steps: frozenset[str]) -> tuple[tuple, ...]:
+def _plan(
+    steps: tuple[Step, ...], loop_steps: frozenset[str]
+) -> tuple[tuple[Step, str, bool, StepTrace], ...]:
     """Each step with its name, whether it is in the loops, and its trace when it passes
     without arithmetic (most steps of most runs: one shared value)."""
     plan = []
@@ -138,7 +140,7 @@ def _plan(steps: tuple[Step, ...], loop_steps: frozenset[str]) -> tuple[tuple, .
     return tuple(plan)
 
 
-def either(first, second):
+def either(first: Any, second: Any) -> Any:
     """C's ``first || second`` of two comparisons, both made already (nothing to skip).
 
     On the model's own values, Python's ``or``: a branch atheris' coverage of the model

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from convcheck.validation import check_choice
 
 if TYPE_CHECKING:
+    from convcheck.case import Case
     from convcheck.model.steps import Revision
 
 __all__ = ["DEFAULT_OP", "OPS", "Op", "get", "names", "op_of", "register"]
@@ -45,7 +46,7 @@ class Op(Protocol):
     """
 
     name: str
-    case_type: type
+    case_type: type[Case]
     revisions: Mapping[str, Revision]
 
     # Families of calls ``build_case`` almost never makes, each built from a stream of

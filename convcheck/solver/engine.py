@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import time
+from typing import TYPE_CHECKING
 
 import z3
 
@@ -30,6 +31,9 @@ from convcheck.solver.explore import explore as explore_paths
 from convcheck.solver.prove import minimal_witness_of, prove, solved_report
 from convcheck.solver.seeds import seed_cases
 from convcheck.solver.symbolic import WITNESS, SymInt
+
+if TYPE_CHECKING:
+    from convcheck.campaign import Campaign
 
 SOLVED_RANK = 3
 # The torch query's values: small calls show every check one side lacks, and fast.
@@ -122,7 +126,7 @@ def first_cases(revision: str) -> list:
     return seed_cases(revision) + list(_solved(revision))
 
 
-def explore(campaign, seed: int) -> None:
+def explore(campaign: Campaign, seed: int) -> None:
     # The default engine's solved cases first (cached: judged within the first second).
     judges, deadline = campaign.judges, campaign.deadline
     share = None if deadline is None else max(0.0, deadline - time.monotonic()) / 4
