@@ -12,7 +12,7 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Callable, Sequence
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from convcheck import engines, model, ops
 from convcheck.check_ids import COMPARE, load_map
@@ -37,7 +37,7 @@ ERROR = 2
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is our exception, not a SystemExit from deep inside."""
 
-    def error(self, message: str) -> None:
+    def error(self, message: str) -> NoReturn:
         raise ConvcheckError(f"{self.prog}: {message}")
 
 

@@ -39,7 +39,9 @@ class FindingKind(StrEnum):
 
     description: str
 
-    def __new__(cls, value: str, description: str) -> FindingKind:
+    # ``description``'s default is for mypy, which reads a lookup (``FindingKind("crash")``)
+    # as a call of ``__new__``; every member gives one.
+    def __new__(cls, value: str, description: str = "") -> FindingKind:
         kind = str.__new__(cls, value)
         kind._value_ = value
         kind.description = description
@@ -85,9 +87,7 @@ class Finding(Signed):
 
     def __post_init__(self) -> None:
         # A kind given as its corpus string is that kind; an unknown one is a ValueError.
-        # (A lookup by value: mypy reads the call as FindingKind.__new__.)
-        kind = FindingKind(self.kind)  # type: ignore[call-arg]
-        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "kind", FindingKind(self.kind))
 
     @property
     def about_kernel(self) -> bool:
@@ -219,15 +219,17 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
         # Where the model foresaw this crash, its step names the bug better than the C
         # function that happened to fault (a bias over-read faults in a per-dtype loader).
         if foreseen.verdict == CRASH and foreseen.crash_kind == kernel.crash_kind:
+            assert foreseen.crash_kind is not None and foreseen.crash_site is not None
             add(
                 FindingKind.CRASH,
-                (kernel.crash_kind, model.site_family(foreseen.crash_site)),
+                (foreseen.crash_kind, model.site_family(foreseen.crash_site)),
                 f"{what}, as the model predicts",
             )
         elif _passed_rejection(j, kernel, foreseen):
             # The kernel went past a check it should have applied: that check is the bug,
             # the crash what came of it (one finding, however it crashed afterwards).
             parted = True
+            assert foreseen.check is not None
             add(
                 FindingKind.INFIDELITY,
                 (foreseen.check, "kernel passes"),
@@ -283,18 +285,21 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
     if kernel.verdict == ACCEPT and _torch_inconsistent(verdict):
         # torch refuses only in one backend: its other path's answer is torch's (the
         # disagreement itself is the torch-bug above), not a check the kernel misses.
+        assert verdict.no_onednn is not None
         torch_outcome = verdict.no_onednn
     if explain_difference is not None and explain_difference(
         case, j.revision, kernel, torch_outcome, verdict
     ):
         return found
     if kernel.verdict == ACCEPT and torch_outcome.verdict == REJECT:
+        assert torch_outcome.check is not None
         add(
             FindingKind.MISSING_CHECK,
             (torch_outcome.check,),
             f"kernel accepts, torch rejects: {torch_outcome.check}",
         )
     elif kernel.verdict == REJECT and torch_outcome.verdict == ACCEPT:
+        assert kernel.check is not None
         add(
             FindingKind.OVER_STRICT,
             (kernel.check,),
@@ -302,13 +307,14 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
         )
     elif kernel.verdict == ACCEPT:
         if kernel.out_sizes != torch_outcome.out_sizes:
+            assert kernel.out_sizes is not None and torch_outcome.out_sizes is not None
             add(
                 FindingKind.WRONG_RESULT,
                 ("sizes",),
                 f"kernel gives {list(kernel.out_sizes)}, torch {list(torch_outcome.out_sizes)}",
             )
         elif kernel.values is not None and torch_outcome.values is not None:
-            why = values_differ(case.input.dtype, kernel.values, torch_outcome.values)
+            why = values_differ(case.tensors()[0].dtype, kernel.values, torch_outcome.values)
             if why:
                 add(FindingKind.WRONG_RESULT, ("values",), why)
     return found
@@ -405,7 +411,7 @@ def _passed_rejection(j: Judgement, kernel: Outcome, predicted: Outcome) -> bool
     step = re.sub(r"^(?:cc_)?step_", "", split_site(kernel.crash_site)[0])
     crashed = point(Outcome.crashed(kernel.crash_kind or "", step), j.revision)
     rejected = point(predicted, j.revision)
-    return None not in (crashed, rejected) and crashed[0][0] >= rejected[0][0]
+    return crashed is not None and rejected is not None and crashed[0][0] >= rejected[0][0]
 
 
 def _unjudged(j: Judgement) -> list[tuple[str, Outcome]]:

@@ -175,6 +175,8 @@ def merge(
     if prune:
         for key, old in sorted(before.items()):
             if key not in result.best:
+                # ``before`` holds the entries read from the corpus: each has its file.
+                assert old.entry is not None and old.entry.path is not None
                 _remove(old.entry.path)
                 result.pruned.append(old.source)
     return result

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 
 from convcheck.case import Case
 from convcheck.outcome import Outcome
-from convcheck.sandbox import Crash, Hang
+from convcheck.sandbox import Crash, Hang, WorkerPool
 
 
 class PoolJudge:
-    _pool = None  # a sandbox.WorkerPool, set by the subclass
+    _pool: WorkerPool  # set by the subclass
 
     def check(self, cases: Sequence[Case], deadline: float | None = None) -> list[Outcome | None]:
         """The checks' verdict and output sizes for each case; None for a case left

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from convcheck import corpus, files, model
 from convcheck.case import Case
@@ -17,7 +18,7 @@ from convcheck.outcome import ACCEPT, REJECT, Outcome
 
 
 def format_trace(
-    model_run: ModelRun, findings: list[ModelFinding] = (), verbose: bool = False
+    model_run: ModelRun, findings: Sequence[ModelFinding] = (), verbose: bool = False
 ) -> str:
     """Each step with its arithmetic; wrapped, narrowed and undefined steps marked.
 
@@ -35,8 +36,8 @@ def format_trace(
     lines.append(f"verdict: {model_run.outcome.describe()}")
     for event in model_run.ub:
         lines.append(f"undefined behaviour: {event.describe()}")
-    for event in model_run.narrowing:
-        lines.append(f"narrowing: {event.describe()}")
+    for narrowed in model_run.narrowing:
+        lines.append(f"narrowing: {narrowed.describe()}")
     sanitized = predict(model_run, with_loops=True)
     if sanitized != model_run.outcome:
         lines.append(f"a sanitized build: {sanitized.describe()}")
@@ -92,7 +93,7 @@ def describe_tensor(tensor) -> str:
     return f"{_DTYPE_NAMES.get(tensor.dtype, tensor.dtype)}[{_ints(tensor.sizes)}]{order}"
 
 
-def describe_case(case: Case) -> str:
+def describe_case(case: Any) -> str:  # a convolution's case, read by name
     """One line for a report: every tensor with its own dtype, sizes and dim order, then
     the integer arguments (``CASE_LEGEND`` says how to read it)."""
     parts = [f"in={describe_tensor(case.input)}", f"w={describe_tensor(case.weight)}"]
@@ -144,6 +145,7 @@ class BugRow:
         for text in (where + self.cause, where + " | ".join(signature) + more, where + rest + more):
             if room is None or len(text) <= room:
                 return text
+        assert room is not None  # without one, the first text is returned
         return where + rest[: max(room - len(where) - len(more) - 3, 0)] + "..." + more
 
     def _told_apart(self, other: Finding) -> str:
@@ -328,8 +330,13 @@ def format_table(rows: list[BugRow], fold: Fold = FOLDS[0]) -> list[str]:
     """Aligned columns, one row per bug, its minimised case on the line under it (the
     rows ``fold`` shows it for), then the legend of a case; rows whose cases are equal
     (one call that shows a bug in several ways) share that line."""
-    head = ("kind", "found", "bug (upstream class, or current's fix)", "C line, root cause")
-    cells = [(r.finding.kind.value, r.found, r.bug) for r in rows]
+    head: tuple[str, ...] = (
+        "kind",
+        "found",
+        "bug (upstream class, or current's fix)",
+        "C line, root cause",
+    )
+    cells: list[tuple[str, ...]] = [(r.finding.kind.value, r.found, r.bug) for r in rows]
     if not any(r.bug for r in rows):  # neither an upstream class nor a fix to name
         head, cells = head[:2] + head[3:], [c[:2] for c in cells]
     widths = [max(len(c[i]) for c in [head, *cells]) for i in range(len(head) - 1)]

@@ -103,7 +103,13 @@ def _row(row: BugRow) -> str:
 
 
 def _table(rows: list[BugRow]) -> str:
-    head = ("kind", "found", "bug: upstream class, or current's fix", "C line", "root cause")
+    head: tuple[str, ...] = (
+        "kind",
+        "found",
+        "bug: upstream class, or current's fix",
+        "C line",
+        "root cause",
+    )
     head += ("case", "why")
     return (
         "<table><tr>"

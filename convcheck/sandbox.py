@@ -312,7 +312,7 @@ class WorkerPool:
             self._reset()
 
     def run(
-        self, requests: Sequence[dict[str, Any]], deadline: float | None = None
+        self, requests: Sequence[dict[str, Any] | bytes], deadline: float | None = None
     ) -> list[dict[str, Any] | Crash | Hang | None]:
         """One result per request, in order: the handler's dict, a Crash or a Hang.
 
@@ -718,6 +718,8 @@ class _Child:
 
     _count = 0
     pending: _ForkServer | None = None
+    marker: str
+    process: subprocess.Popen[bytes] | _Adopted
 
     def _open(
         self, env: dict[str, str], channel: int, server: _ForkServer | None, launch: _Launch | None
@@ -729,6 +731,7 @@ class _Child:
         self.result_fd, result_write = os.pipe()
         try:
             if server is None:
+                assert launch is not None  # a process the pool starts itself
                 self.process = _SPAWNER.popen(
                     launch.argv(channel, result_write),
                     stdin=subprocess.DEVNULL,
@@ -922,7 +925,7 @@ class _ForkServer(_Child):
         line = self.read_line(time.monotonic() + _FORK_TIMEOUT)
         if line and line[:1] == b"P":
             return _Adopted(int(line[1:]))
-        raise _ForkRefused(for_good=bool(line) and line[:1] == b"T")
+        raise _ForkRefused(for_good=line is not None and line[:1] == b"T")
 
     def read_line(self, until: float, wake_fd: int | None = None) -> bytes | None:
         """The server's next line; b"" once it has died; None at ``until`` (a
@@ -1168,7 +1171,7 @@ def _worker_env(spec: WorkerSpec) -> dict[str, str]:
     return env
 
 
-def _encode(index: int, request: dict[str, Any]) -> bytes:
+def _encode(index: int, request: object) -> bytes:
     if not isinstance(request, dict):
         raise ConvcheckError(f"request {index} is a {type(request).__name__}, not a dict")
     try:
@@ -1200,7 +1203,7 @@ class _RecordFraming:
     _LIMIT = 1 << 28  # bytes: no answer is this long; a longer length is garbage
 
     @classmethod
-    def encode(cls, index: int, request: bytes) -> bytes:
+    def encode(cls, index: int, request: object) -> bytes:
         if not isinstance(request, bytes):
             raise ConvcheckError(f"request {index} is a {type(request).__name__}, not bytes")
         return cls._LENGTH.pack(len(request)) + request
@@ -1264,7 +1267,7 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def _death_reason(returncode: int, output: str) -> str:
+def _death_reason(returncode: int | None, output: str) -> str:
     """Why a process that should have started died: how, and its last line."""
     crash = _crash(returncode, output)
     last = output.strip().splitlines()[-1:]
@@ -1274,8 +1277,9 @@ def _death_reason(returncode: int, output: str) -> str:
     return reason
 
 
-def _crash(returncode: int, output: str) -> Crash:
+def _crash(returncode: int | None, output: str) -> Crash:
     """The Crash for a worker that died with ``returncode`` after printing ``output``."""
+    assert returncode is not None  # the process is reaped (``_Child.stop``)
     output = _name_frames(output)
     signal_name = _signal_name(-returncode) if returncode < 0 else None
     exit_status = returncode if returncode >= 0 else None
@@ -1328,9 +1332,11 @@ def _addr2line(module: str, offsets: list[int]) -> dict[tuple[str, int], tuple[s
     """``(function, "file:line")`` of each offset in ``module`` (the innermost inlined
     function), or None where addr2line does not know."""
     names: dict[tuple[str, int], tuple[str, str] | None] = {(module, o): None for o in offsets}
+    addr2line = _addr2line_path()
+    assert addr2line is not None  # asked only where there is one (``_name_frames``)
     try:
         done = subprocess.run(
-            [_addr2line_path(), "-a", "-f", "-i", "-C", "-e", module] + [hex(o) for o in offsets],
+            [addr2line, "-a", "-f", "-i", "-C", "-e", module] + [hex(o) for o in offsets],
             capture_output=True,
             text=True,
             timeout=30,

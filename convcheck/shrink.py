@@ -37,6 +37,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 from convcheck.case import Case, TensorSpec, channels_last_order
 from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN
@@ -134,7 +135,7 @@ def _param_slots(case: Case) -> list[_Slot]:
     ]
 
 
-def _groups_slots(case: Case) -> list[_Slot]:
+def _groups_slots(case: Any) -> list[_Slot]:  # a convolution's case (see Shrinker.current)
     return [_Slot(case.groups, 1, 1, lambda c, v: c.replace(groups=v))]
 
 
@@ -214,7 +215,8 @@ class Shrinker:
         # Some candidates are slow to judge (torch computing a large call): a time budget
         # keeps one finding from holding up the rest.
         self.deadline = None if seconds is None else time.monotonic() + seconds
-        self.current: Case | None = None
+        # Any: the passes read a convolution's arguments by name (the case of ``shrink``).
+        self.current: Any = None
         # Only failures are remembered: a kept candidate becomes the current case, and no
         # pass proposes a case less simple than the current one.
         self._rejected: set[Case] = set()

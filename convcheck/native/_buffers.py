@@ -99,6 +99,7 @@ def read_block(block: int | None, tensor: dict) -> list[float]:
     nbytes = spec.numel * storage.itemsize
     if nbytes == 0:
         return []
+    assert block is not None  # only an empty tensor has no block
     stored = np.frombuffer(ctypes.string_at(block, nbytes), dtype=storage)
     order = spec.order
     laid_out = stored.reshape([spec.sizes[d] for d in order])

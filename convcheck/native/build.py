@@ -159,7 +159,10 @@ def sanitizer_runtime(cc: str | None = None) -> str:
     """The ASan runtime a worker preloads to load a sanitized library into Python."""
     cc = cc or compiler()
     if os.path.basename(cc).startswith("clang"):
-        names = ("libclang_rt.asan.so", f"libclang_rt.asan-{platform.machine()}.so")
+        names: tuple[str, ...] = (
+            "libclang_rt.asan.so",
+            f"libclang_rt.asan-{platform.machine()}.so",
+        )
     else:
         names = ("libasan.so",)
     for name in names:

@@ -18,6 +18,7 @@ import tempfile
 from contextlib import suppress
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import convcheck
 from convcheck.case import Case
@@ -163,7 +164,7 @@ class NativeJudge(PoolJudge):
         self.name = probe_library(self.library, what, sanitized)
         limits = limits or RunLimits()
         self.program = _c_worker(sanitized) if c_worker and worker == _PYTHON_WORKER else None
-        common = {
+        common: dict[str, Any] = {
             # A started C worker symbolizes no better than a forked one: the sandbox names
             # the frames for both (a started one would spend most of its crash on it).
             "env": _worker_env(sanitized, fork_server or self.program is not None),
@@ -176,7 +177,11 @@ class NativeJudge(PoolJudge):
             # here, clang its own, which a preloaded one would clash with).
             common["env"] = {k: v for k, v in common["env"].items() if k != "LD_PRELOAD"}
             numbers = (limits.max_tensor_elements, limits.max_out_elements, limits.max_work)
-            config = [str(self.library), what, *(str(n) for n in numbers)]
+            config: list[str] | dict[str, Any] = [
+                str(self.library),
+                what,
+                *(str(n) for n in numbers),
+            ]
             spec = WorkerSpec(program=str(self.program), config=config, **common)
         else:
             config = {

@@ -17,8 +17,9 @@ from __future__ import annotations
 import functools
 import struct
 from array import array
+from typing import Any
 
-from convcheck.case import Case, TensorSpec, contiguous_order
+from convcheck.case import TensorSpec, contiguous_order
 from convcheck.native.abi import DTYPE_CODES
 from convcheck.outcome import Outcome
 from convcheck.sandbox import record_string
@@ -27,7 +28,7 @@ VERDICTS = ("accept", "reject", "abi-violation", "tool-error")
 _COUNT = struct.Struct("=I")
 
 
-def encode(case: Case, run: bool) -> bytes:
+def encode(case: Any, run: bool) -> bytes:  # a convolution's call: convcheck_abi.h is its ABI
     # A part per field, each packed by a ``Struct`` kept per shape: "=" packs without
     # alignment, so the parts joined are the one format packed whole, at a third of the
     # cost of building and parsing that format for every case (the native judge's thread

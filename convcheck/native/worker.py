@@ -28,6 +28,7 @@ judge with a handler of its own built on this one (``convcheck.ops.convolution.e
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from convcheck.errors import ConvcheckError
@@ -48,13 +49,15 @@ class RunLimits:
 
 
 class _State:
-    lib: ctypes.CDLL | None = None
-    check_entry = None
-    run_entry = None
-    builder: abi.CallBuilder | None = None
-    result: abi.Result | None = None
+    """The worker's: set by ``init``, before any request."""
+
+    lib: ctypes.CDLL
+    check_entry: Callable[..., int]
+    run_entry: Callable[..., int]
+    builder: abi.CallBuilder
+    result: abi.Result
     limits = RunLimits()
-    libc: ctypes.CDLL | None = None
+    libc: ctypes.CDLL
 
 
 _state = _State()
@@ -205,7 +208,7 @@ def _run(case: dict, call: abi.Call, out_sizes: list[int]) -> dict:
     from convcheck.native import _buffers  # numpy: only once a run needs it
 
     libc = _state.libc
-    blocks = []
+    blocks: list[int] = []
     try:
         call.input.data = _buffers.filled_block(libc, blocks, case["input"], "input")
         call.weight.data = _buffers.filled_block(libc, blocks, case["weight"], "weight")
