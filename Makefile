@@ -1,6 +1,6 @@
 # Everything a fresh machine needs, behind two targets:
 #   make demo   a fuzz campaign on the embedded C kernel (legacy revision), with a report
-#   make test   the test suite (builds the sanitized kernel first), without the slow tests
+#   make test   mypy, then the test suite (builds the sanitized kernel first), without the slow tests
 #   make test-slow  the slow tests only: quality campaigns and crash storms (.ci/run runs both)
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -35,6 +35,7 @@ demo: setup
 	$(CONVCHECK) fuzz --revision legacy --time 30 --jobs 2 --corpus results/corpus || [ $$? -eq 1 ]
 
 test: setup executorch
+	$(PY) -m mypy
 	$(CONVCHECK) build
 	$(PY) -m pytest
 

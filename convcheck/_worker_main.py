@@ -243,7 +243,7 @@ def _warm_symbolizers() -> None:
     spend most of a crash (a quarter of a second) reading them again for its report's
     stack. (A runtime that symbolizes with a helper process would leave it a child of the
     server: the server then refuses to fork, see ``_fork_forever``.)"""
-    runtimes = _SANITIZER_RUNTIMES
+    runtimes: tuple[str, ...] = _SANITIZER_RUNTIMES
     if _option("UBSAN_OPTIONS", "symbolize") == "0":
         # Without names, gcc's UBSan only maps addresses to modules: warmed, its first
         # report in a worker no longer sets up its allocator and reads /proc/self/maps.

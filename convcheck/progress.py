@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping
 from typing import TextIO
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
@@ -135,7 +135,7 @@ class Progress:
         # The numbers stay whole; the bar takes what the terminal's width leaves.
         head = Table.grid(padding=(0, 1), expand=True)
         head.add_column(no_wrap=True)
-        row = [Text(self.label, style="bold")]
+        row: list[RenderableType] = [Text(self.label, style="bold")]
         fraction = self.fraction(elapsed)
         if fraction is not None:
             head.add_column(ratio=1)

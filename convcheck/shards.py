@@ -295,6 +295,7 @@ def judge(request: dict[str, Any]) -> dict[str, Any]:
     from convcheck.engines import random as random_engine
 
     judges = _JUDGES
+    assert judges is not None  # made by ``start``
     if "warm" in request:
         return {}
     if request["deadline"] is not None and time.monotonic() >= request["deadline"]:

@@ -28,4 +28,5 @@ def check_seconds(name: str, value: object) -> float:
 def check_choice(name: str, value: object, choices: Collection[str]) -> str:
     if value not in choices:
         raise ConvcheckError(f"{name}={value!r} must be one of {', '.join(choices)}")
+    assert isinstance(value, str)  # one of the choices
     return value

@@ -19,6 +19,11 @@ import json
 import os
 import sys
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    # Not at run time: the model is imported under instrumentation, in main.
+    from convcheck.case import Case
 
 BATCH = 64
 FLUSH_SECONDS = 0.5
@@ -103,7 +108,7 @@ def main(argv: list[str] | None = None) -> None:
         None if args.torch_bugs is None else Path(args.torch_bugs),
     )
     run.stats.started = started
-    pending = []
+    pending: list[Case] = []
     last_flush = [time.monotonic()]
 
     def flush() -> None:

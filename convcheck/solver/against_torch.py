@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import z3
 
 from convcheck import model
-from convcheck.case import Case
 from convcheck.fixedint import INT64_MAX, INT64_MIN, Arith, Wrapping
+from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.differences import explain_difference
 from convcheck.ops.convolution.torch_oracle._aten import TorchError
 from convcheck.ops.convolution.torch_oracle._checks import aten_call, creation_problem
@@ -104,7 +104,7 @@ def torch_steps(case, arith: Arith) -> None:
     shape_checks(aten_call(case, arith, THREADS, ONEDNN))
 
 
-def torch_check(case: Case) -> str:
+def torch_check(case: ConvolutionCase) -> str:
     """The same steps on a concrete call: torch's check id, or ``PASSED``."""
     try:
         torch_steps(case, Wrapping())
@@ -145,7 +145,7 @@ class TorchDisagreement:
     kind: str  # "missing-check" (the model accepts) or "over-strict" (the model rejects)
     check: str  # the rejecting side's check id: torch's, or the model's
     path: str
-    witness: Case
+    witness: ConvolutionCase
     model: Outcome | None = None  # the concrete model on the witness
     torch: Outcome | None = None  # real torch on the witness
     backend: str = ""  # the backend real torch chose ("" when rejected before)

@@ -61,7 +61,7 @@ def path_bands(
     minimise: bool = True,
 ) -> list[Case]:
     """The band cases of one explored path, for the (site, edge) pairs not ``solved`` yet."""
-    cases = []
+    cases: list[Case] = []
     for q in path.queries:
         if q.op not in _BANDED or q.exact is None:
             continue

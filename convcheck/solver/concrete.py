@@ -12,6 +12,7 @@ answer is claimed from it.
 from __future__ import annotations
 
 from itertools import combinations
+from typing import Any
 
 import z3
 
@@ -104,7 +105,7 @@ def _compile(term: z3.ExprRef):
         lines.append(f"    {name} = {_expression(node, [names[c.get_id()] for c in children])}")
         names[key] = name
     source = "def f(env):\n" + "\n".join(lines) + f"\n    return {names[term.get_id()]}\n"
-    scope = {"_div": _div, "_mod": _mod}
+    scope: dict[str, Any] = {"_div": _div, "_mod": _mod}
     exec(compile(source, "<z3 term>", "exec"), scope)  # noqa: S102 - our own generated code
     function = scope["f"]
     function.variables = tuple(sorted(variables))
@@ -192,7 +193,21 @@ class Assignment:
 
 # What C's edge cases are made of: the values a person tries first, and the ones next to
 # the widths' limits (a product past int32 or int64, a size_t wrap).
-EDGES = (0, 1, 2, 3, -1, INT32_MAX, 2**31, 2**30, 2**32, 2**31 + 1, INT32_MIN, 2**16, 2**62)
+EDGES: tuple[int, ...] = (
+    0,
+    1,
+    2,
+    3,
+    -1,
+    INT32_MAX,
+    2**31,
+    2**30,
+    2**32,
+    2**31 + 1,
+    INT32_MIN,
+    2**16,
+    2**62,
+)
 EDGES += (INT64_MAX, INT64_MIN)
 # Two variables changed at once take their values from the first few only.
 _PAIRED = EDGES[:6]
@@ -216,7 +231,7 @@ def nearby(start: Assignment, wanted, conditions, repairs: int = 0) -> Assignmen
     others = sorted(set(values.values()))
     names = sorted({n for f in wanted for n in f.variables})
     reading = _Reading(conditions)
-    broken = []
+    broken: list[tuple[tuple[str, ...], dict[str, int], Any]] = []
     for changed, candidate in _candidates(values, names, others):
         if meets(wanted, candidate):
             failed = reading.first_failed(changed, candidate)

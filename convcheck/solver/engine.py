@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import z3
 
@@ -65,7 +65,7 @@ def torch_cases(revision: str) -> list:
         for s in against_torch.torch_shapes()
         if s.bias is None and (s.rank == SOLVED_RANK or s.rank not in modelled)
     ]
-    bounds = dict.fromkeys(against_torch.RANK_BOUNDS, TORCH_BOUND)
+    bounds: dict[int, int | None] = dict.fromkeys(against_torch.RANK_BOUNDS, TORCH_BOUND)
     return [d.witness for d in against_torch.solve(revision, only, bounds=bounds)]
 
 
@@ -86,7 +86,9 @@ def stride_cases(revision: str) -> list:
 
     for path in explore_paths(revision, STRIDE_SHAPE):
         inputs = path.inputs
-        computed = {op.site: op.result for op in path.trace}
+        # Any: on the solver's paths an operation's result is a SymInt (the trace's type
+        # says int, what the model's own runs hold).
+        computed: dict[str, Any] = {op.site: op.result for op in path.trace}
         sites = [OUT_CHANNELS] + [f"output_sizes.dim{i}.narrow" for i in range(2)]
         if not all(isinstance(computed.get(site), SymInt) for site in sites):
             continue  # halted before the output sizes: the loops are not reached

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import z3
 
 from convcheck import model
-from convcheck.case import Case, TensorSpec, contiguous_order
+from convcheck.case import TensorSpec, contiguous_order
 from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN, Op
 from convcheck.model.steps import ModelRun, run_steps
 from convcheck.ops.convolution.case import ConvolutionCase
@@ -164,7 +165,7 @@ class Inputs:
             **{name: tuple(sym(t) for t in self.ints[name]) for name in _LISTS},
         )
 
-    def concrete_case(self, m: z3.ModelRef) -> Case:
+    def concrete_case(self, m: z3.ModelRef) -> ConvolutionCase:
         """The call an assignment of the variables stands for."""
 
         def value(term):
@@ -217,11 +218,14 @@ def describe_path(shape: Shape, taken: tuple[bool, ...]) -> str:
 def ask_accepted(path: Path, run: ModelRun, shape: Shape) -> None:
     """At an accepting path's end: can exact arithmetic give other sizes than C's? Can
     the output's element count (the product of C's sizes) exceed int64?"""
-    sizes = [s for s in run.outcome.out_sizes if isinstance(s, SymInt)]
+    # SymInts, or ints where C's value is a constant: the model's code runs on either.
+    out_sizes: tuple[Any, ...] | None = run.outcome.out_sizes
+    assert out_sizes is not None  # an acceptance's
+    sizes = [s for s in out_sizes if isinstance(s, SymInt)]
     differs = z3.Or([s.term != s.ideal for s in sizes]) if sizes else z3.BoolVal(False)
     kind = "transposed" if shape.transposed else "regular"
     path.misbehaves(differs, (f"accepted.out_sizes ({kind})", EXACT_DIFFERS, None, ""), False)
-    terms = [s.term if isinstance(s, SymInt) else z3.IntVal(s) for s in run.outcome.out_sizes]
+    terms = [s.term if isinstance(s, SymInt) else z3.IntVal(s) for s in out_sizes]
     numel = z3.Product(terms) if terms else z3.IntVal(1)
     path.misbehaves(
         numel > INT64_MAX, (f"accepted.numel ({kind})", NUMEL_OVERFLOW, None, ""), False

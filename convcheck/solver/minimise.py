@@ -71,7 +71,7 @@ def smallest(inputs, conditions, start: Assignment, rlimit: int = limits.SHRINK)
         functions = [concrete.compiled(c) for c in (*conditions, *inputs.domain)]
     except concrete.Unsupported:
         return start, False
-    names = [(_name(s), None) for s in _sizes(inputs)]
+    names: list[tuple[str, int | None]] = [(_name(s), None) for s in _sizes(inputs)]
     names += [(_name(v), NATURAL[n]) for n, v in _ints(inputs)]
     values = _shrink({name: start.values.get(name, 0) for name, _ in names}, names, functions)
     fixed: list[z3.BoolRef] = []

@@ -315,6 +315,7 @@ def _explore_unit(
             seen.add(key)
             statuses.append((q.site, q.kind, describe_path(shape, q.prefix), q.status))
             if q.status == WITNESS and (q.site, q.kind) not in explored.witnesses:
+                assert q.witness is not None  # the model the solver found
                 query = z3.Solver()
                 query.add(*q.decisions, q.condition)
                 case = path.inputs.concrete_case(q.witness)
@@ -514,7 +515,8 @@ def misbehaves_at(case: Case, revision: str, site: str, kind: str) -> bool:
     """The plain model on the witness: the symbolic run and the concrete one must agree."""
     if kind == NUMEL_OVERFLOW:
         outcome = model.run(case, revision).outcome
-        return outcome.verdict == ACCEPT and math.prod(outcome.out_sizes) > INT64_MAX
+        sizes = outcome.out_sizes
+        return outcome.verdict == ACCEPT and sizes is not None and math.prod(sizes) > INT64_MAX
     if kind == EXACT_DIFFERS:
         return any(f.kind == "overflow" for f in model.classify(case, revision)[2])
     run = model.run(case, revision)

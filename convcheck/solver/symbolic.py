@@ -314,6 +314,7 @@ class Path:
             if answer != z3.sat:
                 self.unknown_branches += answer == z3.unknown
                 return True
+            assert found is not None  # sat: its model
             self.model = found
         self._take(z3.Not(condition), False)
         return False
@@ -372,13 +373,14 @@ class Symbolic(Arith):
     def _ideal(self, value):
         return value.ideal if isinstance(value, SymInt) else z3.IntVal(value)
 
-    def _ub(self, site, kind, condition, exact=None, op="") -> None:
+    def _halt_if(self, site, kind, condition, exact=None, op="") -> None:
         if self.path.misbehaves(condition, (site, kind, exact, op), halting=True):
             raise Halt(site, kind)
 
     def _result(self, site, text, term, ideal) -> SymInt:
         value = SymInt(z3.simplify(term), self.path, z3.simplify(ideal))
-        self.trace.append(Op(site, text, value, ""))
+        # The trace holds a SymInt where the model's own runs hold C's int.
+        self.trace.append(Op(site, text, value, ""))  # type: ignore[arg-type]
         return value
 
     def _exact(self, op, a, b, of=None):
@@ -389,7 +391,7 @@ class Symbolic(Arith):
     def _signed(self, site, op, a, b, bits):
         """``a op b`` in intN_t (N = ``bits``): outside its range is UB, and the end."""
         exact = self._exact(op, a, b)
-        self._ub(site, SIGNED_OVERFLOW, z3.Not(_in(exact, *_RANGES[bits])), exact, op)
+        self._halt_if(site, SIGNED_OVERFLOW, z3.Not(_in(exact, *_RANGES[bits])), exact, op)
         return self._result(site, f"{op}_i{bits}", exact, self._exact(op, a, b, self._ideal))
 
     def _modular(self, site, op, exact, low, high, ideal) -> SymInt:
@@ -405,9 +407,9 @@ class Symbolic(Arith):
     def _divide(self, site, a, b, bits, rem):
         """C's ``/`` and ``%``, rounding toward zero; ``bits`` 0 for size_t operands."""
         x, y = self._term(a), self._term(b)
-        self._ub(site, DIVISION_BY_ZERO, y == 0)
+        self._halt_if(site, DIVISION_BY_ZERO, y == 0)
         if bits:
-            self._ub(site, SIGNED_OVERFLOW, z3.And(x == _RANGES[bits][0], y == -1))
+            self._halt_if(site, SIGNED_OVERFLOW, z3.And(x == _RANGES[bits][0], y == -1))
         # On non-negative operands z3's division is C's; the signs are branches of their own.
         x_negative = bool(SymBool(x < 0, self.path))
         y_negative = bool(SymBool(y < 0, self.path))
@@ -490,10 +492,10 @@ class Symbolic(Arith):
 
     # -- other undefined behaviour -------------------------------------------------------
     def call_null(self, site):
-        self._ub(site, NULL_CALL, z3.BoolVal(True))
+        self._halt_if(site, NULL_CALL, z3.BoolVal(True))
 
     def out_of_bounds_read(self, site, length, end):
-        self._ub(site, HEAP_OVERREAD, z3.BoolVal(True))
+        self._halt_if(site, HEAP_OVERREAD, z3.BoolVal(True))
 
 
 def _ideal_divide(a, b, rem: bool, arith: Symbolic):

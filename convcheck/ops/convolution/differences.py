@@ -116,6 +116,7 @@ def _bool_input(c: _Context) -> bool:
 def _params_32bit(c: _Context) -> bool:
     if c.revision != "current" or not c.kernel_rejects(*(f"{p}.range" for p in PARAMS)):
         return False
+    assert c.kernel.check is not None  # a rejection
     values = getattr(c.case, c.kernel.check.split(".")[0])
     return any(v > INT32_MAX for v in values)
 
@@ -189,6 +190,7 @@ def _torch_32bit_output(c: _Context) -> bool:
     """The sizes are right (current checks them in int64): torch's own math is not."""
     if c.revision != "current" or c.kernel.verdict != ACCEPT:
         return False
+    assert c.kernel.out_sizes is not None  # an acceptance
     return c.torch_rejects("output.invalid") and any(s >= 2**30 for s in c.kernel.out_sizes[2:])
 
 

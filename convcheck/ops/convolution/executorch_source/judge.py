@@ -28,7 +28,7 @@ class ExecutorchSourceJudge(NativeJudge):
         )
 
     @staticmethod
-    def outcome(answer: dict | Crash | Hang) -> Outcome:
+    def outcome(answer: bytes | dict | Crash | Hang) -> Outcome:
         outcome = NativeJudge.outcome(answer)
         if not outcome.crash_site:
             return outcome

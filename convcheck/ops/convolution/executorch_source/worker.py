@@ -10,11 +10,12 @@ wheel's), not the adapter's placeholder.
 from __future__ import annotations
 
 import ctypes
+from typing import Any
 
 from convcheck.native import worker as native
 from convcheck.ops.convolution.executorch_target import _logs
 
-_log = None
+_log: Any  # the library's ``convcheck_executorch_log``, set by ``init``
 
 
 def init(config: dict) -> None:

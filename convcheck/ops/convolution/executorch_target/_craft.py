@@ -91,7 +91,17 @@ def layout(case: ConvolutionCase, plan: Plan, form: str) -> tuple[Layout, tuple[
     output_padding = int_list(case.output_padding)
     values.append(("int", case.groups))
     groups = len(values) - 1
-    args = (0, 1, bias, stride, padding, dilation, transposed, output_padding, groups)
+    args: tuple[int, ...] = (
+        0,
+        1,
+        bias,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+    )
     args += (out_index, out_index)
 
     roles: tuple[str, ...] = ()

@@ -103,16 +103,18 @@ def max_stride(sizes: tuple[int, ...], order: tuple[int, ...]) -> int:
 def make_plan(case: ConvolutionCase, limits: Limits) -> Plan:
     sizes = legacy_out_sizes(case)
     # Sizes the kernel's resize of out accepts: it gets there with these, or rejects first.
-    resizable = (
-        sizes is not None
+    resized = (
+        sizes
+        if sizes is not None
         and len(sizes) == case.out.rank
         and all(s >= 0 for s in sizes)
         and _numel(sizes) <= INT64_MAX
+        else None
     )
-    capacity = sizes if resizable else (0,) * case.out.rank
+    capacity = resized if resized is not None else (0,) * case.out.rank
     canary = 0
-    if case.bias is not None and resizable and case.bias.rank >= 1:
-        canary = max(0, sizes[1] - case.bias.sizes[0])
+    if case.bias is not None and resized is not None and case.bias.rank >= 1:
+        canary = max(0, resized[1] - case.bias.sizes[0])
     tensors = [case.input, case.weight] + ([case.bias] if case.bias is not None else [])
     arena = sum(aligned(nbytes(t)) for t in tensors)
     if case.bias is not None:
@@ -124,6 +126,6 @@ def make_plan(case: ConvolutionCase, limits: Limits) -> Plan:
     whole = (
         arena <= limits.max_arena_bytes
         and all(max_stride(s, o) <= INT32_MAX for s, o in shapes)
-        and (not resizable or work(case, sizes) <= limits.max_work)
+        and (resized is None or work(case, resized) <= limits.max_work)
     )
     return Plan(whole, sizes, capacity, canary if whole else 0)

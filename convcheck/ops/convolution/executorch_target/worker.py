@@ -24,6 +24,7 @@ import fcntl
 import os
 import stat
 import tempfile
+from typing import IO, Any
 
 from convcheck.case import TensorSpec
 from convcheck.errors import ConvcheckError
@@ -37,16 +38,27 @@ OVERREAD_KIND = "bias-overread (values)"
 # them. 100 is exact in every dtype (uint8 and bfloat16 included) and stays visible after
 # conversion to the compute dtype.
 _CANARY_VALUES = (0.0, 100.0)
-_DTYPES = ("uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")
+_DTYPES: tuple[str, ...] = (
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "float32",
+    "float64",
+)
 _DTYPES += ("bool", "bfloat16")
 
 
 class _State:
-    torch = None
-    C = None
-    dtypes: dict = {}  # convcheck dtype name -> torch dtype
+    """The worker's: set by ``init``, before any request."""
+
+    torch: Any  # the module, imported by ``init``
+    C: Any  # ExecuTorch's pybindings
+    dtypes: dict[str, Any] = {}  # convcheck dtype name -> torch dtype
     limits = Limits()
-    log = None
+    log: StderrLog
 
 
 _state = _State()
@@ -65,15 +77,15 @@ class StderrLog:
         )
         self._start = 0
         self._saved = -1
-        self._file = None
+        self._file: IO[bytes] | None = None
 
     def begin(self) -> None:
         if self.in_place:
             self._start = os.lseek(2, 0, os.SEEK_CUR)
             return
-        self._file = tempfile.TemporaryFile()
+        self._file = file = tempfile.TemporaryFile()
         self._saved = os.dup(2)
-        os.dup2(self._file.fileno(), 2)
+        os.dup2(file.fileno(), 2)
 
     def end(self) -> str:
         if self.in_place:
@@ -81,6 +93,7 @@ class StderrLog:
             return os.pread(2, end - self._start, self._start).decode(errors="replace")
         os.dup2(self._saved, 2)
         os.close(self._saved)
+        assert self._file is not None  # opened by ``begin``
         with self._file as f:
             f.seek(0)
             return f.read().decode(errors="replace")
@@ -198,9 +211,11 @@ def _canary(dtype: str, length: int, value: float):
 
 def _whole(case: ConvolutionCase, plan: Plan, want_values: bool) -> dict:
     pte, roles = program(case, plan, WHOLE)
-    specs = {"input": case.input, "weight": case.weight, "bias": case.bias}
+    specs = {"input": case.input, "weight": case.weight}
+    if case.bias is not None:  # (only then is there a "bias" role, and a "canary" after it)
+        specs["bias"] = case.bias
     inputs = [
-        _canary(case.bias.dtype, plan.canary, _CANARY_VALUES[0])
+        _canary(specs["bias"].dtype, plan.canary, _CANARY_VALUES[0])
         if role == "canary"
         else _input(specs[role], role)
         for role in roles
@@ -220,14 +235,14 @@ def _whole(case: ConvolutionCase, plan: Plan, want_values: bool) -> dict:
     out = outputs[0]
     sizes = list(out.shape)
     if "canary" in roles and out.numel() > 0:
-        inputs[-1] = _canary(case.bias.dtype, plan.canary, _CANARY_VALUES[1])
+        inputs[-1] = _canary(specs["bias"].dtype, plan.canary, _CANARY_VALUES[1])
         again, log, error = _call(method, inputs)
         if error is not None:
             raise ConvcheckError(f"the second run failed where the first passed: {error}")
         changed = _changed_channels(out, again[0])
         if changed:
             detail = (
-                f"bias of {case.bias.sizes[0]} for {sizes[1]} out channels: out channels "
+                f"bias of {specs['bias'].sizes[0]} for {sizes[1]} out channels: out channels "
                 f"{changed[0]}..{changed[-1]} follow the bytes after it"
             )
             return _answer(
@@ -268,6 +283,7 @@ def _probe(case: ConvolutionCase, plan: Plan) -> dict:
     static = _logs.classify(log or error or "")
     if static.kind != "static":
         raise ConvcheckError(f"probe of the out sizes: expected a static resize, got {static}")
+    assert static.sizes is not None  # a "static" verdict holds them
     detail = "probe: checks and out sizes only (too large to run whole)"
     return _answer("accept", PROBE, out_sizes=list(static.sizes), detail=detail)
 

@@ -568,6 +568,7 @@ def _disagreement(a: Outcome, b: Outcome, dtype: str | None) -> str | None:
     if a.verdict != ACCEPT:
         return None  # both reject: the reasons may differ by backend
     if a.out_sizes != b.out_sizes:
+        assert a.out_sizes is not None and b.out_sizes is not None  # both accept
         return f"sizes: oneDNN {list(a.out_sizes)}, no oneDNN {list(b.out_sizes)}"
     if a.values is not None and b.values is not None:
         diff = first_difference(a.values, b.values, dtype or "float32")

@@ -15,7 +15,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from convcheck.case import Case
 from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.torch_oracle._aten import (
     AtenWrapping,
@@ -25,7 +24,7 @@ from convcheck.ops.convolution.torch_oracle._aten import (
     storage_problem,
 )
 
-Refine = Callable[[re.Match, Case], str]
+Refine = Callable[[re.Match, ConvolutionCase], str]
 
 
 @dataclass(frozen=True)
@@ -312,6 +311,7 @@ def normalize(error: str, message: str, case: ConvolutionCase) -> str:
     if pattern is None:
         return unknown_id(f"{error} {first}" if not first else first)
     check = pattern.check
+    assert m is not None  # found with its pattern
     return check if isinstance(check, str) else check(m, case)
 
 
@@ -329,4 +329,4 @@ def _match(first: str) -> tuple[re.Match | None, Pattern | None]:
 
 
 def is_unknown(check: str | None) -> bool:
-    return bool(check) and check.startswith(UNKNOWN)
+    return check is not None and check.startswith(UNKNOWN)

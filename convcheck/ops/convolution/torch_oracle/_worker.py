@@ -91,7 +91,7 @@ def _tensors(packed: list[Any]) -> list[Any] | dict[str, Any]:
     from convcheck.ops.convolution.torch_oracle._torch import real_tensor
 
     specs = [None if s is None else TensorSpec(tuple(s[0]), s[1], tuple(s[2])) for s in packed[:3]]
-    assert specs[0].rank <= 5, "rank >= 6 inputs never run on real CPU"
+    assert specs[0] is not None and specs[0].rank <= 5, "rank >= 6 inputs never run on real CPU"
     try:
         return [
             None if spec is None else real_tensor(spec, role)
