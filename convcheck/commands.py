@@ -7,13 +7,19 @@ from __future__ import annotations
 import importlib.metadata
 import json
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from convcheck import engines, files, model, ops
 from convcheck.case import Case
 from convcheck.check_ids import describe_unknown
 from convcheck.errors import ConvcheckError, InvalidCase
 from convcheck.report import counted, format_trace
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from convcheck.solver.against_torch import TorchDisagreement
+    from convcheck.solver.revisions import Disagreement
 
 OK, FOUND, ERROR = 0, 1, 2
 
@@ -106,8 +112,8 @@ def _unknown_ids(judges, stdout: TextIO) -> None:
         stdout.write(text + "\n")
 
 
-def _meta(args) -> dict:
-    meta = {"found_by": f"convcheck {args.command}"}
+def _meta(args) -> dict[str, str | None]:
+    meta: dict[str, str | None] = {"found_by": f"convcheck {args.command}"}
     # The installed version, without importing torch (seconds) for it.
     try:
         meta["torch_version"] = importlib.metadata.version("torch")
@@ -342,7 +348,8 @@ def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
         with _open_judges(args, use_torch=False) as judges:
             corpus_dir = Path(args.corpus) if args.corpus else None
             judge_witnesses(report, judges, corpus_dir, _meta(args))
-    differ, counted = [], []
+    differ: Sequence[TorchDisagreement | Disagreement] = []
+    counted: Sequence[TorchDisagreement | Disagreement] = []
     if args.against == "torch":
         from convcheck.solver import against_torch
 

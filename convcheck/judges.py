@@ -275,7 +275,7 @@ class Judges:
         for j in checked:
             _count_confirmation(thrifty, j)
 
-    def _take(self, judged: list[Judgement], answers: list, whole: bool) -> None:
+    def _take(self, judged: list[Judgement], answers: list[Outcome | None], whole: bool) -> None:
         """The kernel's answers to ``judged`` (its run entry's when ``whole``), read as our
         check ids; a case it did not answer (a deadline, a stop) is incomplete."""
         answered = time.monotonic()

@@ -22,7 +22,7 @@ import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    # Not at run time: the model is imported under instrumentation, in main.
+    # Not at run time: the model and the ops are imported under instrumentation, in main.
     from convcheck.case import Case
 
 BATCH = 64
