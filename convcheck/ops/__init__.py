@@ -45,13 +45,21 @@ class Op(Protocol):
     maps each revision name (``convcheck.model.REVISIONS``) to its steps.
     """
 
-    name: str
-    case_type: type[Case]
-    revisions: Mapping[str, Revision]
+    # Read-only (properties): an op's own types may be narrower (its case type, say).
+    @property
+    def name(self) -> str: ...
 
-    # Families of calls ``build_case`` almost never makes, each built from a stream of
-    # choices: the random engine gives one of them a case now and then.
-    rare: tuple[Callable[[Any], Any], ...]
+    @property
+    def case_type(self) -> type[Case]: ...
+
+    @property
+    def revisions(self) -> Mapping[str, Revision]: ...
+
+    @property
+    def rare(self) -> tuple[Callable[[Any], Any], ...]:
+        """Families of calls ``build_case`` almost never makes, each built from a stream
+        of choices: the random engine gives one of them a case now and then."""
+        ...
 
     def build_case(self, src: Any, small: bool = False) -> Any:
         """A call built from a stream of choices (``convcheck.generate.Source``), usually

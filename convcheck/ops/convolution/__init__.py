@@ -11,6 +11,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from convcheck.model.steps import Revision
+from convcheck.ops import Op
 from convcheck.ops.convolution import current, legacy
 from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.checks import Call
@@ -37,4 +38,4 @@ class Convolution:
     rare = (empty_input_with_strides_past_int32,)
 
 
-OP = Convolution()
+OP: Op = Convolution()  # annotated: mypy holds it to the protocol
