@@ -150,7 +150,7 @@ class _CaseBudget:
     """A campaign as an engine sees it, with a budget of cases and no judges."""
 
     def __init__(self, cases: int) -> None:
-        self.judges = type("J", (), {"revision": "legacy", "stopped": False})()
+        self.judges = type("J", (), {"revision": "legacy", "stopped": False, "op": "convolution"})()
         self.deadline = None
         self.shards = None  # the engine makes its own cases
         self.left = cases

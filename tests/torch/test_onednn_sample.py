@@ -4,8 +4,6 @@ for both. Held to the judge that makes every call, on generated small calls."""
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 
 torch = pytest.importorskip("torch", reason="the torch judge needs PyTorch")
@@ -30,15 +28,18 @@ def onednn_calls():
         yield judge, cases
 
 
-def test_exploration_makes_the_onednn_call_on_one_in_onednn_every(onednn_calls):
+def test_exploration_makes_the_onednn_call_on_the_same_few_calls_in_any_order(onednn_calls):
+    """The sample is the calls', not the order's: judged in two batches or backwards,
+    whole or cut as shards cut a campaign, the same calls make the oneDNN call."""
     judge, cases = onednn_calls
     assert len(cases) >= 4 * ONEDNN_EVERY, len(cases)
     first = judge.start(cases[:5], matters=lambda i, verdict: True)()
     rest = judge.start(cases[5:], matters=lambda i, verdict: True)()
     made = [k for k, v in enumerate(first + rest) if not v.onednn_skipped]
-    # Counted across batches (the 5th and 6th calls are in two): one in every ONEDNN_EVERY.
-    assert made[0] < ONEDNN_EVERY and len(cases) - made[-1] <= ONEDNN_EVERY, made
-    assert all(b - a == ONEDNN_EVERY for a, b in itertools.pairwise(made)), made
+    backwards = judge.start(cases[::-1], matters=lambda i, verdict: True)()[::-1]
+    assert made == [k for k, v in enumerate(backwards) if not v.onednn_skipped]
+    # About one in ONEDNN_EVERY: some, and far from all.
+    assert 0 < len(made) < len(cases) / 2, (len(made), len(cases))
     assert all(v.path == "real" for v in first + rest)
 
 

@@ -15,7 +15,8 @@ Two paths, chosen per case:
   bug hunt by real calls (crashes, oneDNN on against off) covers the calls the kernel
   accepts; on the others, the check path still predicts where the two backends'
   verdicts or sizes differ. Exploration also makes the oneDNN call on only one in
-  ``ONEDNN_EVERY`` of the calls the check path sends to a oneDNN backend: the others
+  ``ONEDNN_EVERY`` of the calls the check path sends to a oneDNN backend (by a hash of
+  the call, so the same calls whatever the order): the others
   run without oneDNN alone, and that answer (verdict, sizes, values) stands for both
   (``TorchVerdict.onednn_skipped``). oneDNN builds a kernel for each new shape, which
   costs several times the whole call without oneDNN, and a campaign's shapes hardly
@@ -42,6 +43,7 @@ from __future__ import annotations
 import functools
 import math
 import time
+import zlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import field, replace
@@ -203,7 +205,6 @@ class TorchJudge:
         # of the calls whose check path picks a oneDNN backend runs with oneDNN too; 1
         # makes every oneDNN call (benchmarks compare).
         self.onednn_every = ONEDNN_EVERY
-        self._onednn_met = 0  # such calls met so far
 
     # Imported at the first use, not here: a sharded campaign's parent judges nothing
     # until it minimises, and its shards start sooner without its import of torch.
@@ -297,7 +298,7 @@ class TorchJudge:
             packed = encode_case(case)
             both = self.reuse_without_onednn and chk[0].backend not in ONEDNN_BACKENDS
             threads = ran_threads[i] = self._call_threads(case, chk)
-            skip = not both and matters is not None and self._skip_onednn()
+            skip = not both and matters is not None and self._skip_onednn(packed)
             if skip:
                 skipped.add(i)
             calls.append([packed, not skip, threads])
@@ -373,11 +374,12 @@ class TorchJudge:
                     out.extend([*rest[:at], answer, *rest[at:]])
         return out
 
-    def _skip_onednn(self) -> bool:
-        """Whether this oneDNN-backed call is left to its run without oneDNN: all but one
-        in ``onednn_every``, counted, so a seeded campaign samples the same calls."""
-        self._onednn_met += 1
-        return (self._onednn_met - 1) % self.onednn_every != 0
+    def _skip_onednn(self, packed: list[Any]) -> bool:
+        """Whether this oneDNN-backed call is left to its run without oneDNN: all but about
+        one in ``onednn_every``, chosen by a hash of the call itself, so that a call is
+        sampled or not whatever was judged before it: a seeded campaign, its shards, and a
+        merge that judges their findings again all sample the same calls."""
+        return zlib.crc32(repr(packed).encode()) % self.onednn_every != 0
 
     def _call_threads(self, case: ConvolutionCase, checked) -> int:
         """The intra-op threads to run ``case``'s real calls with: 1 where ATen picks the
