@@ -11,22 +11,17 @@ The C sources, the ABI header ``convcheck_abi.h`` and docs/abi.md describe the A
 
 from __future__ import annotations
 
+from convcheck import lazy
+
 __all__ = ["NativeJudge", "RunLimits", "build_library"]
 
 
-def __getattr__(name: str):
-    # Imported on first use: a sandbox worker imports convcheck.native.worker, and so this
-    # package, again after every crash; it must not pay for the parent's modules.
-    if name == "NativeJudge":
-        from convcheck.native.judge import NativeJudge
-
-        return NativeJudge
-    if name == "RunLimits":
-        from convcheck.native.worker import RunLimits
-
-        return RunLimits
-    if name == "build_library":
-        from convcheck.native.build import build_library
-
-        return build_library
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Imported on first use (``convcheck.lazy``).
+__getattr__ = lazy.attributes(
+    __name__,
+    {
+        "NativeJudge": "convcheck.native.judge",
+        "RunLimits": "convcheck.native.worker",
+        "build_library": "convcheck.native.build",
+    },
+)

@@ -13,18 +13,9 @@ MAX_RANK = 16
 SYMBOLS = ("convcheck_abi_version", "convcheck_name", "convcheck_check", "convcheck_run")
 
 # enum convcheck_dtype: convcheck.case.DTYPES order.
-DTYPE_CODES = {
-    "uint8": 0,
-    "int8": 1,
-    "int16": 2,
-    "int32": 3,
-    "int64": 4,
-    "float16": 5,
-    "float32": 6,
-    "float64": 7,
-    "bool": 8,
-    "bfloat16": 9,
-}
+_ABI_DTYPES: tuple[str, ...] = ("uint8", "int8", "int16", "int32", "int64")
+_ABI_DTYPES += ("float16", "float32", "float64", "bool", "bfloat16")
+DTYPE_CODES = {name: code for code, name in enumerate(_ABI_DTYPES)}
 
 _Sizes = ctypes.c_int32 * MAX_RANK
 

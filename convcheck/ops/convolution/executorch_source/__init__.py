@@ -10,19 +10,18 @@ See docs/executorch-source.md.
 
 from __future__ import annotations
 
+from convcheck import lazy
+
 __all__ = ["PREFIX", "ExecutorchSourceJudge", "build_target"]
 
 PREFIX = "executorch-source:"
 
 
-def __getattr__(name: str):
-    # Imported on first use: a sandbox worker imports this package after every crash.
-    if name == "ExecutorchSourceJudge":
-        from convcheck.ops.convolution.executorch_source.judge import ExecutorchSourceJudge
-
-        return ExecutorchSourceJudge
-    if name == "build_target":
-        from convcheck.ops.convolution.executorch_source.build import build_target
-
-        return build_target
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Imported on first use (``convcheck.lazy``).
+__getattr__ = lazy.attributes(
+    __name__,
+    {
+        "ExecutorchSourceJudge": "convcheck.ops.convolution.executorch_source.judge",
+        "build_target": "convcheck.ops.convolution.executorch_source.build",
+    },
+)

@@ -13,6 +13,8 @@ workers; ``import convcheck`` never does. See docs/executorch.md.
 
 from __future__ import annotations
 
+from convcheck import lazy
+
 __all__ = ["INSTALL", "ExecutorchJudge", "Limits", "available", "expected_outcome"]
 
 INSTALL = "pip install executorch==1.5.1 --no-deps flatbuffers ruamel.yaml tabulate"
@@ -40,19 +42,12 @@ def available() -> bool:
     )
 
 
-def __getattr__(name: str):
-    # Imported on first use: the sandbox workers import this package again after every
-    # crash, and the parent may never need a judge.
-    if name == "ExecutorchJudge":
-        from convcheck.ops.convolution.executorch_target.judge import ExecutorchJudge
-
-        return ExecutorchJudge
-    if name == "expected_outcome":
-        from convcheck.ops.convolution.executorch_target.expected import expected_outcome
-
-        return expected_outcome
-    if name == "Limits":
-        from convcheck.ops.convolution.executorch_target._plan import Limits
-
-        return Limits
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Imported on first use (``convcheck.lazy``).
+__getattr__ = lazy.attributes(
+    __name__,
+    {
+        "ExecutorchJudge": "convcheck.ops.convolution.executorch_target.judge",
+        "expected_outcome": "convcheck.ops.convolution.executorch_target.expected",
+        "Limits": "convcheck.ops.convolution.executorch_target._plan",
+    },
+)
