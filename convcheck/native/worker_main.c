@@ -6,7 +6,7 @@
  * tensors), for a fraction of the cost of a Python process: forking this program and
  * letting the copy die of a sanitizer report costs a millisecond or two, where a forked
  * Python worker costs several. Built with the library's own sanitizer flags
- * (convcheck/native/build.py, build_worker), started by convcheck/sandbox.py as a
+ * (convcheck/native/build.py, build_worker), started by convcheck/sandbox/ as a
  * WorkerSpec "program":
  *
  *     worker_main REQUEST_FD RESULT_FD PARENT_PID MODE MEMORY_MB MARKER LIBRARY WHAT

@@ -19,7 +19,8 @@ import pytest
 from processes import running
 
 import convcheck
-from convcheck.sandbox import _descendants, private_temporary_directory
+from convcheck.sandbox import private_temporary_directory
+from convcheck.sandbox.descendants import _descendants
 
 ROOT = str(Path(convcheck.__file__).resolve().parents[1])
 

@@ -1,0 +1,143 @@
+"""Every process a worker starts is reaped with it: the parent is a child subreaper, a
+worker dies with its parent, and a target's orphans are found by their session or by a
+marker in their environment, killed and reaped."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import signal
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+# In every worker's environment, inherited by what it starts: tells its descendants apart
+# from the parent's other children once they are orphans.
+_MARKER = "CONVCHECK_SANDBOX_WORKER"
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _libc_prctl() -> Callable[..., int]:
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    prctl.restype = ctypes.c_int
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    return prctl
+
+
+_prctl = _libc_prctl()  # resolved here: _die_with_parent runs between fork and exec
+
+
+# The workers and fork servers of every pool of this process, until reaped: never orphans.
+_POOL_PROCESSES: set[int] = set()
+
+
+_subreaper_pid: int | None = None
+
+
+def _become_subreaper() -> None:
+    """Orphaned descendants of this process become its children, not init's."""
+    global _subreaper_pid
+    if _subreaper_pid != os.getpid():
+        _prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        _subreaper_pid = os.getpid()
+
+
+def own_session() -> dict[str, Any]:
+    """``subprocess.Popen`` arguments for a child in a session of its own (Ctrl-C at the
+    terminal is this process's to handle) that is SIGKILLed when this process dies
+    (PR_SET_PDEATHSIG; start it from a thread that lives as long as the child)."""
+    return {"start_new_session": True, "preexec_fn": _die_with_parent(os.getpid())}
+
+
+def _die_with_parent(parent: int) -> Callable[[], None]:
+    def preexec() -> None:  # between fork and exec: system calls only
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return preexec
+
+
+def _children(pid: int) -> set[int]:
+    found: set[int] = set()
+    with suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with suppress(OSError), open(f"/proc/{pid}/task/{task}/children") as children:
+                found.update(int(child) for child in children.read().split())
+    return found
+
+
+def _descendants(pid: int) -> set[int]:
+    found: set[int] = set()
+    pending = [pid]
+    while pending:
+        for child in _children(pending.pop()) - found:
+            found.add(child)
+            pending.append(child)
+    return found
+
+
+def _started_by_worker(pid: int, session: int, marker: bytes) -> bool:
+    """In the worker's session, or (after a setsid) still carrying its marker."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            if int(stat.read().rpartition(")")[2].split()[3]) == session:
+                return True
+        with open(f"/proc/{pid}/environ", "rb") as environ:
+            return marker in environ.read().split(b"\0")
+    except (OSError, IndexError, ValueError):
+        return False
+
+
+def _reap_orphans(killed: set[int], session: int, marker: bytes) -> None:
+    """Kill and reap what a dead worker left behind: its descendants come to this process
+    (the subreaper) as their parents die, one generation at a time."""
+    while True:
+        pending = {
+            child
+            # Not the worker (its Popen reaps it), nor the pools' other processes.
+            for child in _children(os.getpid()) - {session} - _POOL_PROCESSES
+            if child in killed or _started_by_worker(child, session, marker)
+        }
+        if not pending:
+            return
+        for pid in pending:
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in pending:
+            with suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+
+@contextmanager
+def private_temporary_directory(prefix: str) -> Iterator[Path]:
+    """A temporary directory named ``<prefix><pid>-...``, removed on the way out.
+
+    A process killed with SIGKILL cannot clean up: the folders of dead owners with this
+    prefix are removed here, the next time one is made.
+    """
+    root = Path(tempfile.gettempdir())
+    for left in root.glob(f"{prefix}*"):
+        owner = left.name[len(prefix) :].partition("-")[0]
+        if owner.isdigit() and not _alive(int(owner)):
+            shutil.rmtree(left, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix=f"{prefix}{os.getpid()}-") as folder:
+        yield Path(folder)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

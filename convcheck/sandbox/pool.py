@@ -1,0 +1,510 @@
+"""``WorkerPool``: batches of requests handed to worker processes, one result per request,
+in order; a worker that crashes or hangs is replaced and the batch carries on."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import sys
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from typing import Any
+
+from convcheck.errors import ConvcheckError
+from convcheck.sandbox.crashes import _REPORT_LIMIT, Crash, Hang, _crash, _death_reason
+from convcheck.sandbox.descendants import _MARKER, _become_subreaper
+from convcheck.sandbox.framing import _encode, _LineFraming, _RecordFraming
+from convcheck.sandbox.processes import (
+    _RSS_INTERVAL,
+    _START_TIMEOUT,
+    _WORKER_MAIN,
+    WorkerSpec,
+    _close_fds,
+    _ForkRefused,
+    _ForkServer,
+    _Launch,
+    _stop_all,
+    _Worker,
+    _worker_env,
+)
+from convcheck.validation import check_positive_int, check_seconds
+
+# Most requests sent ahead to one worker, so that it never waits for the parent. Fewer
+# when the batch is small: each worker gets its share (slow requests run in parallel).
+_WINDOW = 64
+
+
+class WorkerPool:
+    """``jobs`` worker processes for one ``WorkerSpec``, started lazily, reused across runs.
+
+    One ``run`` at a time. Close the pool (or use it as a context manager) to kill and
+    reap the workers. They are also killed when the pool is garbage-collected or the
+    interpreter exits, and by the kernel if the parent process dies (PR_SET_PDEATHSIG).
+    """
+
+    def __init__(self, spec: WorkerSpec, jobs: int = 1, timeout: float = 5.0) -> None:
+        if not isinstance(spec, WorkerSpec):
+            raise ConvcheckError(f"spec {spec!r} is not a WorkerSpec")
+        self.spec = spec
+        self.jobs = check_positive_int("jobs", jobs)
+        self.timeout = check_seconds("timeout", timeout)
+        self._env = _worker_env(spec)
+        self._workers: list[_Worker] = []
+        self._servers: list[_ForkServer] = []  # the fork server, once started
+        self._warming: list[_ForkServer] = []  # started by ``warm``, not yet heard from
+        # Workers forked ahead, for the next starts, oldest first: the server answers in
+        # order, so they are adopted (and stopped) in this order. One per job for a
+        # program, whose forked copy costs little: when both workers crash at once, the
+        # second replacement is ready too. One for a Python worker.
+        self._spares: list[_Worker] = []
+        self._spare_count = self.jobs if spec.program is not None else 1
+        self._forking = spec.fork_server  # False once it proved unsafe or could not restart
+        # weakref.finalize also registers itself with atexit; they run last first: the
+        # spare's fork is answered before its server stops.
+        weakref.finalize(self, _stop_all, self._workers)
+        weakref.finalize(self, _stop_all, self._servers)
+        weakref.finalize(self, _stop_all, self._warming)
+        weakref.finalize(self, _stop_all, self._spares)
+        self._ever_ready = False  # a worker has started: a later start failure is no set-up error
+        self._lock = threading.Lock()  # held by the running batch
+        self._batch_thread: int | None = None
+        self._cancelled = False
+        self._close_after_batch = False
+        self._wake_read, self._wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        weakref.finalize(self, _close_fds, self._wake_read, self._wake_write)
+        _become_subreaper()
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def warm(self) -> None:
+        """Start the fork server now, without waiting for it: its start-up (a library to
+        load, torch to import) then overlaps the caller's own, and the first ``run``
+        finds it ready. Nothing for a pool without a fork server or with one running."""
+        with self._lock:
+            if self._forking and not self._servers and not self._warming:
+                self._warming.append(_ForkServer(self._env, self._launch(fork_server=True)))
+
+    def cancel(self) -> None:
+        """Abandon the running batch at once (its busy workers are killed) and return no
+        result from any ``run`` until ``close``. Safe from another thread or a signal
+        handler."""
+        self._cancelled = True
+        with suppress(BlockingIOError):
+            os.write(self._wake_write, b"c")
+
+    def close(self) -> None:
+        """Kill and reap every worker; a later ``run`` starts new ones.
+
+        A batch running in another thread is cancelled first, so this does not wait for
+        a request that hangs. Called from a signal handler during a batch, the batch
+        stops its workers on its way out.
+        """
+        self.cancel()
+        if self._batch_thread == threading.get_ident():
+            self._close_after_batch = True
+            return
+        with self._lock:
+            self._reset()
+
+    def run(
+        self, requests: Sequence[dict[str, Any] | bytes], deadline: float | None = None
+    ) -> list[dict[str, Any] | Crash | Hang | None]:
+        """One result per request, in order: the handler's dict, a Crash or a Hang.
+
+        None for a request left unfinished because the batch was cancelled or reached
+        ``deadline`` (a ``time.monotonic()`` time).
+        """
+        if self.spec.program is None:
+            lines = [_encode(index, request) for index, request in enumerate(requests)]
+        else:
+            lines = [_RecordFraming.encode(i, request) for i, request in enumerate(requests)]
+        with self._running():
+            if self._cancelled:
+                return [None] * len(lines)
+            return _Batch(self, lines, deadline).run()
+
+    def stream(
+        self,
+        next_request: Callable[[], dict[str, Any] | None],
+        deliver: Callable[[int, dict[str, Any] | Crash | Hang | None], None],
+        deadline: float | None = None,
+        window: int = 2,
+    ) -> None:
+        """Requests as ``next_request`` gives them, each worker holding up to ``window``
+        (the next ones wait in its pipe, so it never waits for the parent), and each
+        result handed to ``deliver(number, result)`` as soon as it is in (numbers count
+        the requests from 0): no worker waits for another.
+
+        ``next_request`` returns None when it has nothing now; it is asked again after
+        the next result, and the stream ends when it has nothing and no request is out.
+        At a cancel or ``deadline`` the requests not finished are delivered as None. A
+        Python worker's requests only (for a pool of a ``program``, ``run``).
+        """
+        if self.spec.program is not None:
+            raise ConvcheckError("stream serves Python workers only")
+        with self._running():
+            if not self._cancelled:
+                _Batch(self, [], deadline, _Source(next_request, deliver, window)).run()
+
+    @contextmanager
+    def _running(self) -> Iterator[None]:
+        """The pool held by one batch (``run`` or ``stream``) in this thread."""
+        with self._lock:
+            self._batch_thread = threading.get_ident()
+            try:
+                yield
+            except BaseException:
+                # Ctrl-C, a worker that cannot start: no worker is left holding requests.
+                _stop_all(self._workers)
+                raise
+            finally:
+                self._batch_thread = None
+                if self._close_after_batch:
+                    self._reset()
+
+    def _reset(self) -> None:
+        _stop_all(self._workers)
+        _stop_all(self._spares)
+        _stop_all(self._servers)
+        _stop_all(self._warming)
+        self._cancelled = self._close_after_batch = False
+        with suppress(BlockingIOError):
+            while os.read(self._wake_read, 64):
+                pass
+
+    def _launch(self, fork_server: bool) -> _Launch:
+        """How a worker (or, ``fork_server``, the fork server) is started."""
+        if self.spec.program is None:
+            command = [sys.executable, "-u", _WORKER_MAIN]
+            return _Launch(command, [], self._start_line(fork_server))
+        limit = self.spec.memory_limit_mb
+        mode = "fork-server" if fork_server else "serve"
+        memory = "-" if limit is None or self.spec.sanitized else str(limit)
+        return _Launch([self.spec.program], [mode, memory, _MARKER, *self.spec.config], b"")
+
+    def _start_line(self, fork_server: bool) -> bytes:
+        start = {
+            "path": sys.path,
+            "handler": self.spec.handler,
+            "init": self.spec.init,
+            "config": self.spec.config,
+            "memory_limit_mb": None if self.spec.sanitized else self.spec.memory_limit_mb,
+            "faulthandler": not self.spec.sanitized,
+            "fork_server": fork_server,
+            "marker": _MARKER,
+        }
+        return (json.dumps(start) + "\n").encode()
+
+    def _start_worker(self) -> _Worker:
+        for server in self._servers:
+            try:
+                worker = self._spares.pop(0) if self._spares else _Worker(self._env, None, server)
+                worker.adopt()
+            except _ForkRefused as refused:
+                _stop_all(self._spares)
+                _stop_all(self._servers)
+                # A server with threads stays unsafe; one that died is started again by
+                # the next batch.
+                self._forking = self._forking and not refused.for_good
+                continue
+            # The next one is forked now, while this one works: a crashed worker's
+            # replacement is then ready at once, and the parent does not wait for a fork.
+            with suppress(_ForkRefused):  # seen by the next start
+                while len(self._spares) < self._spare_count:
+                    self._spares.append(_Worker(self._env, None, server, adopt=False))
+            return worker
+        return _Worker(self._env, self._launch(fork_server=False))
+
+    def _start_server(self, deadline: float) -> bool:
+        """Start the fork server; False if the batch is cancelled or reaches ``deadline``
+        first. A server that cannot start is a set-up error if no worker of this pool ever
+        started, else the pool starts its workers from now on."""
+        if self._warming:
+            server = self._warming.pop()
+        else:
+            server = _ForkServer(self._env, self._launch(fork_server=True))
+        line = server.read_line(min(deadline, time.monotonic() + _START_TIMEOUT), self._wake_read)
+        if line == b"S":
+            self._servers.append(server)
+            self._ever_ready = True
+            return True
+        output = server.stop()
+        if line is None and (self._cancelled or time.monotonic() >= deadline):
+            return False
+        if line:
+            reason = line[1:].decode(errors="replace")
+        elif line is None:
+            reason = f"not ready within {_START_TIMEOUT:g} s"
+        else:
+            reason = _death_reason(server.process.returncode, output)
+        if not self._ever_ready:
+            raise ConvcheckError(f"worker for {self.spec.describe()} failed to start: {reason}")
+        self._forking = False
+        return True
+
+
+@dataclass
+class _Source:
+    """Where a streaming batch (``WorkerPool.stream``) takes its requests and puts its
+    results."""
+
+    next_request: Callable[[], dict[str, Any] | None]
+    deliver: Callable[[int, Any], None]
+    window: int
+    dry: bool = False  # it had nothing the last time: ask again after a result
+    ended: bool = False  # no worker is left to serve what it would give
+
+    def pull(self, number: int) -> bytes | None:
+        if self.dry or self.ended:
+            return None
+        request = self.next_request()
+        if request is None:
+            self.dry = True
+            return None
+        return _encode(number, request)
+
+
+class _Batch:
+    """One ``run``: hands the requests to the pool's workers and collects the results;
+    or, with a ``source``, one ``stream``."""
+
+    def __init__(
+        self,
+        pool: WorkerPool,
+        lines: list[bytes],
+        deadline: float | None,
+        source: _Source | None = None,
+    ) -> None:
+        self.pool = pool
+        self.deadline = float("inf") if deadline is None else deadline
+        self.workers = pool._workers
+        self.lines = dict(enumerate(lines))
+        self.results: list[Any] = [None] * len(lines)
+        self.unsent = deque(range(len(lines)))
+        self.left = len(lines)
+        self.source = source
+        self.pulled = 0  # requests taken from the source
+        self.rss_limit_mb = pool.spec.memory_limit_mb if pool.spec.sanitized else None
+        self.rss_check_at = 0.0
+        self.framing = _LineFraming if pool.spec.program is None else _RecordFraming
+
+    def run(self) -> list[dict[str, Any] | Crash | Hang | None]:
+        for worker in [w for w in self.workers if w.exited()]:
+            # Died while idle: no request to blame, so just replace it.
+            worker.stop()
+            self.workers.remove(worker)
+        jobs = self.pool.jobs if self.source is not None else min(self.pool.jobs, self.left)
+        if jobs > len(self.workers) and self.pool._forking and not self.pool._servers:
+            if not self.pool._start_server(self.deadline):
+                self._abandon()
+                return self.results
+        while len(self.workers) < jobs:
+            self.workers.append(self.pool._start_worker())
+        while self.left or self._more():
+            if self.pool._cancelled or time.monotonic() >= self.deadline:
+                self._abandon()
+                break
+            self._feed()
+            if self.left or not all(worker.ready for worker in self.workers):
+                self._wait()
+        return self.results
+
+    def _more(self) -> bool:
+        """A stream whose source may still give requests."""
+        return self.source is not None and not (self.source.dry or self.source.ended)
+
+    def _result(self, index: int, result: Any) -> None:
+        self.left -= 1
+        if self.source is None:
+            self.results[index] = result
+            return
+        del self.lines[index]
+        self.source.dry = False  # what it waited for may be in
+        self.source.deliver(index, result)
+
+    def _pull(self) -> bool:
+        """The source's next request, queued; False when it has none now."""
+        line = None if self.source is None else self.source.pull(self.pulled)
+        if line is None:
+            return False
+        self.lines[self.pulled] = line
+        self.unsent.append(self.pulled)
+        self.pulled += 1
+        self.left += 1
+        return True
+
+    def _abandon(self) -> None:
+        """Kill the workers that hold requests or are starting; the idle ones stay."""
+        unfinished = [*self.unsent]
+        for worker in [w for w in self.workers if w.held or not w.ready]:
+            unfinished += worker.held
+            worker.stop()
+            self.workers.remove(worker)
+        self.unsent.clear()
+        if self.source is not None:
+            self.source.ended = True
+            for index in sorted(unfinished):
+                self._result(index, None)
+        self.left = 0
+
+    def _feed(self) -> None:
+        now = time.monotonic()
+        if self.source is not None:
+            window = self.source.window
+        else:
+            outstanding = len(self.unsent) + sum(len(worker.held) for worker in self.workers)
+            window = min(_WINDOW, -(-outstanding // len(self.workers)))
+        for worker in self.workers:
+            while worker.ready and len(worker.held) < window:
+                if not self.unsent and not self._pull():
+                    break
+                index = self.unsent.popleft()
+                if not worker.held:
+                    worker.since = now
+                worker.held.append(index)
+                worker.outgoing += self.lines[index]
+            if worker.outgoing:
+                worker.flush()
+
+    def _wait(self) -> None:
+        poller = select.poll()
+        poller.register(self.pool._wake_read, select.POLLIN)
+        owners: dict[int, _Worker] = {}
+        for worker in self.workers:
+            for fd in (worker.result_fd, worker.exit_fd):
+                poller.register(fd, select.POLLIN)
+                owners[fd] = worker
+            if worker.outgoing:
+                poller.register(worker.request_fd, select.POLLOUT)
+                owners[worker.request_fd] = worker
+        deadline = min(worker.deadline(self.pool.timeout) for worker in self.workers)
+        if self.rss_limit_mb is not None:
+            deadline = min(deadline, self.rss_check_at)
+        assert deadline < float("inf"), "requests left, but no worker holds or awaits any"
+        deadline = min(deadline, self.deadline)
+        for fd, _ in poller.poll(max(0.0, deadline - time.monotonic()) * 1000 + 1):
+            if fd == self.pool._wake_read:
+                continue  # the loop in run() sees why
+            worker = owners[fd]
+            if worker not in self.workers:
+                continue  # replaced earlier in this loop; the fd number may be reused
+            if fd == worker.request_fd:
+                worker.flush()
+            else:
+                self._receive(worker, exited=fd == worker.exit_fd)
+        now = time.monotonic()
+        if self.rss_limit_mb is not None and now >= self.rss_check_at:
+            self._check_rss(self.rss_limit_mb)
+            self.rss_check_at = now + _RSS_INTERVAL
+        for worker in list(self.workers):
+            if worker not in self.workers or worker.deadline(self.pool.timeout) > now:
+                continue
+            if not worker.ready:
+                self._start_failed(worker, f"not ready within {_START_TIMEOUT:g} s")
+                continue
+            worker.stop()
+            self._replace(worker, Hang(self.pool.timeout))
+
+    def _check_rss(self, limit_mb: int) -> None:
+        for worker in [w for w in self.workers if w.held]:
+            rss_mb = worker.rss_mb()
+            if rss_mb > limit_mb:
+                output = worker.stop()
+                note = f"convcheck: worker killed, RSS {rss_mb} MB > memory_limit_mb {limit_mb}\n"
+                report = (output + note)[-_REPORT_LIMIT:]
+                self._replace(worker, Crash("out-of-memory", "", "SIGKILL", None, report))
+
+    def _receive(self, worker: _Worker, exited: bool = False) -> None:
+        """Take the worker's results; once it has ``exited``, all it wrote, then its death.
+
+        Its death is seen from its exit, not only from the end of its result pipe: a
+        child the target forked may hold that pipe open.
+        """
+        while True:
+            try:
+                data = os.read(worker.result_fd, 1 << 16)
+            except BlockingIOError:
+                if not exited:
+                    return
+                data = b""
+            if not data:
+                if not worker.ready:
+                    self._start_failed(worker)
+                    return
+                output = worker.stop()
+                self._replace(worker, _crash(worker.process.returncode, output))
+                return
+            if not self._take(worker, data) or not exited:
+                return
+
+    def _take(self, worker: _Worker, data: bytes) -> bool:
+        """The complete messages in ``data``; False if they made the worker stop."""
+        lines, worker.partial = self.framing.split(worker.partial + data)
+        for line in lines:
+            if worker.ready:
+                result = self.framing.decode(line)
+                if result is None:
+                    # Only the worker knows where its result pipe is: something in it
+                    # went looking, or scribbled over memory.
+                    note = f"convcheck: not a result on the result pipe: {line[:200]!r}\n"
+                    report = (worker.stop() + note)[-_REPORT_LIMIT:]
+                    self._replace(worker, Crash("corrupt-result", "", None, None, report))
+                    return False
+                self._result(worker.held.popleft(), result)
+            elif line == b"S":
+                worker.ready = True
+                self.pool._ever_ready = True
+            else:
+                self._start_failed(worker, line[1:].decode(errors="replace"))
+                return False
+        worker.since = time.monotonic()
+        return True
+
+    def _start_failed(self, worker: _Worker, reason: str | None = None) -> None:
+        """Stop a worker that never got ready, and go on without it while others run.
+
+        With none left: a ConvcheckError (saying why, else how it died) if no worker of
+        this pool ever started, else every request left gets a ``restart-failed`` Crash.
+        """
+        output = worker.stop()
+        self.workers.remove(worker)
+        if reason is None:
+            reason = _death_reason(worker.process.returncode, output)
+        if self.workers:
+            return
+        if not self.pool._ever_ready:
+            raise ConvcheckError(
+                f"worker for {self.pool.spec.describe()} failed to start: {reason}"
+            )
+        report = f"{output[-_REPORT_LIMIT // 2 :]}convcheck: no worker could restart: {reason}\n"
+        failed = Crash("restart-failed", "", None, None, report)
+        if self.source is not None:
+            self.source.ended = True
+        while self.unsent:
+            self._result(self.unsent.popleft(), failed)
+
+    def _replace(self, worker: _Worker, outcome: Crash | Hang) -> None:
+        """Give the stopped worker's oldest request its outcome, and its others back.
+
+        A worker that held none (it died between requests) has no request to blame.
+        """
+        first = worker.held.popleft() if worker.held else None
+        self.unsent.extendleft(reversed(worker.held))
+        worker.held.clear()
+        position = self.workers.index(worker)
+        if self.unsent or self._more():
+            self.workers[position] = self.pool._start_worker()
+        else:
+            del self.workers[position]
+        if first is not None:  # last: delivering may raise, or ask for more requests
+            self._result(first, outcome)
