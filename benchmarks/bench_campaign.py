@@ -37,6 +37,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
+from convcheck import engines
 from convcheck.campaign import Budget, Campaign, example_cases
 from convcheck.generate import RandomSource
 from convcheck.judges import Judges
@@ -279,7 +280,7 @@ def minimising(cases: int) -> None:
     print(f"== minimising: legacy, random engine, {cases:,} cases, seed 1, jobs=2")
     with Judges("legacy", jobs=2) as judges:
         run = Campaign(judges, budget=Budget(cases=cases))
-        run.explore("random", 1)
+        run.explore(engines.load("random"), 1)
         start = time.monotonic()
         run.minimize_all(seconds=60.0)
         total = time.monotonic() - start

@@ -48,7 +48,7 @@ def found_classes(run: Campaign) -> dict[str, float]:
 def first_findings(engine: str, seed: int, seconds: float) -> dict[str, float]:
     with Judges("legacy", jobs=2) as judges:
         run = _UntilAllClasses(judges, budget=Budget(seconds=seconds))
-        run.explore(engine, seed)
+        run.explore(engines.load(engine), seed)
     return found_classes(run)
 
 

@@ -16,14 +16,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convcheck import corpus, engines
+from convcheck import corpus
 from convcheck.case import Case
 from convcheck.findings import Finding, FindingKind
 from convcheck.judges import Confirmations, Judges
 from convcheck.shrink import minimize
+from convcheck.simplicity import complexity
 
 if TYPE_CHECKING:
     from convcheck.shards import Judged, Shards
+
+# An engine (``convcheck.engines``): ``explore(campaign, seed)`` proposes cases through
+# ``campaign.submit`` until ``campaign.exhausted``.
+Explore = Callable[["Campaign", int], None]
 
 # What a campaign runs for when nothing else is said.
 DEFAULT_SECONDS = 30.0
@@ -117,10 +122,11 @@ class Campaign:
         self._chunks = 0  # the random engine's chunks the shards have generated
         self.shard_failures: list[str] = []  # how shards died or hung
 
-    def explore(self, engine: str, seed: int) -> None:
-        """The named engine proposes cases until the budget is spent."""
+    def explore(self, engine: Explore, seed: int) -> None:
+        """The engine (``convcheck.engines.load(name)``) proposes cases until the budget
+        is spent."""
         try:
-            engines.load(engine)(self, seed)
+            engine(self, seed)
         finally:
             if self.shards is not None:  # minimising is the parent's: free their memory
                 self.shards.close()
@@ -184,7 +190,7 @@ class Campaign:
 
     def submit_random(self, seed: int, largest: int) -> None:
         """With shards: judge the random engine's cases of ``seed`` until the budget is
-        spent, in chunks (``engines.random.chunk``, which the shards generate) of a few
+        spent, in chunks (``generate.chunk``, which the shards generate) of a few
         cases at first, then twice as many each up to ``largest``. A shard is handed its
         next chunk as soon as it answers one, so no shard waits for another; findings are
         kept as each answer comes in. With a case budget and no time budget, the chunks'
@@ -361,17 +367,6 @@ class Campaign:
         if self.progress is not None:
             kinds: Counter[str] = Counter(f.kind for f in self.found.values())
             self.progress(self.stats.cases, self.stats.elapsed, kinds, note)
-
-
-def complexity(case: Case) -> int:
-    """Bigger tensors, more dims and larger integers make a case harder to read."""
-    tensors = case.tensors()
-    ints = case.integers()
-    return (
-        sum(t.numel for t in tensors)
-        + 4 * sum(t.rank for t in tensors)
-        + sum(abs(v).bit_length() for v in ints)
-    )
 
 
 def example_cases() -> list[Path]:

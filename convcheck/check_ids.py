@@ -16,13 +16,12 @@ infidelity. Two ways out, chosen per campaign:
 
 Either way, every id still unknown is counted with the simplest case that produced it and
 what the model says there (``IdReader.unknown``), and listed once at the end with the map
-the model's readings suggest (``describe_unknown``): writing the map takes one look.
+the model's readings suggest (``report.describe_unknown``): writing the map takes one look.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from convcheck import files, model
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError, value_repr
 from convcheck.outcome import REJECT, Outcome
+from convcheck.simplicity import complexity
 
 # Every check id of docs/checks.md, both revisions: the model's tables of them
 # (tests/engine/test_torch_apart.py holds this equal to the document).
@@ -126,35 +126,8 @@ class IdReader:
         return dataclasses.replace(outcome, check=ours, detail=detail)
 
     def _count(self, check: str, case: Case, predicted: Outcome) -> None:
-        from convcheck.campaign import complexity
-
         seen = self.unknown.setdefault(check, Unknown(0, case))
         seen.count += 1
         seen.model_says[predicted.check if predicted.verdict == REJECT else predicted.verdict] += 1
         if complexity(case) < complexity(seen.case):
             seen.case = case
-
-
-def describe_unknown(unknown: dict[str, Unknown]) -> str:
-    """The ids no map or table knows, each once: how often, what the model says on those
-    cases, the simplest of them; then the map the model's readings suggest."""
-    if not unknown:
-        return ""
-    from convcheck.report import describe_case
-
-    lines = [
-        f"{len(unknown)} check ids of the target are not convcheck's (docs/checks.md); map "
-        "them with --check-map FILE, or compare verdicts only with --compare verdict:"
-    ]
-    suggested = {}
-    for check, seen in sorted(unknown.items()):
-        says = ", ".join(f"{ours} {n}" for ours, n in seen.model_says.most_common())
-        lines.append(
-            f"  {check!r}: {seen.count} cases (the model: {says}), e.g. {describe_case(seen.case)}"
-        )
-        (ours,) = seen.model_says.most_common(1)
-        if ours[1] == seen.count and ours[0] in CHECK_IDS:
-            suggested[check] = ours[0]
-    if suggested:
-        lines.append(f"a map from the model's readings (one id each): {json.dumps(suggested)}")
-    return "\n".join(lines)

@@ -91,7 +91,7 @@ def run_ci(
             run = campaign.Campaign(
                 judges, new_dir, meta, shown, known, share, torch_dir, shards=shards
             )
-            run.explore(name, seed)
+            run.explore(engines.load(name), seed)
             run.minimize_all(only=lambda f: f.about_kernel, seconds=minimize_seconds)
         new = run.new_findings()
         known |= {k for f in new for k in f.keys}

@@ -11,9 +11,8 @@ from typing import TYPE_CHECKING, TextIO
 
 from convcheck import engines, files, model, ops
 from convcheck.case import Case
-from convcheck.check_ids import describe_unknown
 from convcheck.errors import ConvcheckError, InvalidCase
-from convcheck.report import counted, format_trace
+from convcheck.report import counted, describe_unknown, format_trace
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -165,7 +164,7 @@ def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
         run = campaign.Campaign(
             judges, corpus_dir, _meta(args), progress, known, budget, torch_dir, shards=args.jobs
         )
-        run.explore(args.engine, args.seed)
+        run.explore(engines.load(args.engine), args.seed)
         if not args.no_minimize:
             run.minimize_all(seconds=args.minimize_time)
     write_report(format_campaign(run, args), stdout)

@@ -11,16 +11,13 @@ import functools
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from convcheck import model
 from convcheck.case import Case
+from convcheck.judgement import Judgement
 from convcheck.outcome import ABI_VIOLATION, ACCEPT, CRASH, HANG, REJECT, TOOL_ERROR, Outcome
-
-if TYPE_CHECKING:
-    from convcheck.judges import Judgement
 
 
 class FindingKind(StrEnum):

@@ -13,7 +13,10 @@ neighbours, the int32 and int64 bounds, sizes that make a product cross a bound.
 
 from __future__ import annotations
 
+import hashlib
 import random
+from collections.abc import Iterator
+from itertools import islice
 from typing import Protocol
 
 from convcheck import ops
@@ -123,3 +126,30 @@ def random_cases(
     build = ops.get(op).build_case
     src = RandomSource(seed)
     return [build(src, small) for _ in range(count)]
+
+
+# How often a case of the op's ``build_case`` gives way to one of a family it almost never
+# makes (the op's ``rare``).
+RARE = 1 / 256
+
+
+def stream(seed: int, op: str = ops.DEFAULT_OP) -> Iterator[Case]:
+    """The random engine's cases for ``seed``: the op's construction over a seeded
+    ``RandomSource``, now and then (``RARE``) one of its rare families instead."""
+    the_op = ops.get(op)
+    build, families = the_op.build_case, the_op.rare
+    src = RandomSource(seed)
+    # A stream of its own: every case of the main stream stays the same (some are replaced).
+    rare = RandomSource(-1 - seed)
+    while True:
+        case = build(src)
+        if families and rare.chance(RARE):
+            case = rare.choice(families)(rare)
+        yield case
+
+
+def chunk(seed: int, index: int, count: int, op: str = ops.DEFAULT_OP) -> list[Case]:
+    """The ``index``-th chunk of a sharded campaign's cases: the start of a stream of its
+    own, so that a shard makes it from three numbers, the parent generating nothing."""
+    digest = hashlib.blake2b(f"{seed}:{index}".encode(), digest_size=8).digest()
+    return list(islice(stream(int.from_bytes(digest, "little"), op), count))

@@ -2,9 +2,9 @@
 
 Every input is re-judged here, whatever its file says, so the merged corpus holds what
 this machine's judges find (and follows any change to how signatures are made). Each
-signature keeps its simplest witness (``campaign.complexity``, then the case's JSON, so
-the result does not depend on the order of the folders). The report says which
-signatures are new to the output folder, which recorded entries now show another
+signature keeps its simplest witness (``simplicity.sort_key``: complexity, then the
+case's JSON, so the result does not depend on the order of the folders). The report says
+which signatures are new to the output folder, which recorded entries now show another
 signature, and which show none any more.
 
 What a folder may hold, read recursively (hidden files and folders left out):
@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from convcheck import corpus, files
-from convcheck.campaign import complexity
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError
 from convcheck.findings import Finding, FindingKind
 from convcheck.judges import Judges
+from convcheck.simplicity import sort_key
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,7 @@ def merge(
     for item, found in zip(inputs, judged, strict=True):
         for finding in found:
             kept = result.best.get(finding.key)
-            if kept is None or _simplicity(finding.case) < _simplicity(kept[0].case):
+            if kept is None or sort_key(finding.case) < sort_key(kept[0].case):
                 result.best[finding.key] = (finding, item.source)
         if item.entry is not None:
             keys = [f.key for f in found]
@@ -180,10 +180,6 @@ def merge(
                 _remove(old.entry.path)
                 result.pruned.append(old.source)
     return result
-
-
-def _simplicity(case: Case) -> tuple[int, str]:
-    return complexity(case), case.dumps()
 
 
 def _remove(path: Path) -> None:

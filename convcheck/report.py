@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from typing import Any
 
 from convcheck import corpus, files, model
 from convcheck.case import Case
+from convcheck.check_ids import CHECK_IDS, Unknown
 from convcheck.findings import Finding, FindingKind
 from convcheck.model import REVISIONS, ModelFinding, ModelRun, predict
 from convcheck.ops.convolution import known_bugs
@@ -625,4 +627,27 @@ def format_ci(result, show_torch_bugs: bool = False) -> str:
     for line in result.unproven:
         lines.append(f"prove: NOT proven: {line}")
     lines.append("verdict: " + ("FAILED" if result.failed else "passed"))
+    return "\n".join(lines)
+
+
+def describe_unknown(unknown: dict[str, Unknown]) -> str:
+    """The ids no map or table knows, each once: how often, what the model says on those
+    cases, the simplest of them; then the map the model's readings suggest."""
+    if not unknown:
+        return ""
+    lines = [
+        f"{len(unknown)} check ids of the target are not convcheck's (docs/checks.md); map "
+        "them with --check-map FILE, or compare verdicts only with --compare verdict:"
+    ]
+    suggested = {}
+    for check, seen in sorted(unknown.items()):
+        says = ", ".join(f"{ours} {n}" for ours, n in seen.model_says.most_common())
+        lines.append(
+            f"  {check!r}: {seen.count} cases (the model: {says}), e.g. {describe_case(seen.case)}"
+        )
+        (ours,) = seen.model_says.most_common(1)
+        if ours[1] == seen.count and ours[0] in CHECK_IDS:
+            suggested[check] = ours[0]
+    if suggested:
+        lines.append(f"a map from the model's readings (one id each): {json.dumps(suggested)}")
     return "\n".join(lines)

@@ -51,10 +51,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from convcheck import generate
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError
 from convcheck.findings import Finding
 from convcheck.sandbox import Crash, Hang, WorkerPool, WorkerSpec
+from convcheck.simplicity import complexity
 
 # A shard's RSS limit: Python, torch, the model and a batch's judgements.
 MEMORY_MB = 4096
@@ -253,8 +255,6 @@ def sizes(total: int, count: int) -> list[int]:
 def _merge_unknown(into: dict, more: dict) -> None:
     """Ids a target's rejections carried that no map reads, counted in a shard, into the
     parent's count (``IdReader.unknown``)."""
-    from convcheck.campaign import complexity
-
     for check, seen in more.items():
         mine = into.setdefault(check, seen)
         if mine is seen:
@@ -292,8 +292,6 @@ def start(config: dict[str, Any]) -> None:
 def judge(request: dict[str, Any]) -> dict[str, Any]:
     """In the shard: one request's cases (a chunk of the random engine, or a part of a
     batch), judged in full."""
-    from convcheck.engines import random as random_engine
-
     judges = _JUDGES
     assert judges is not None  # made by ``start``
     if "warm" in request:
@@ -301,7 +299,7 @@ def judge(request: dict[str, Any]) -> dict[str, Any]:
     if request["deadline"] is not None and time.monotonic() >= request["deadline"]:
         return {"complete": 0, "thrifty": []}  # sent before the deadline, its turn came after
     if "random" in request:
-        cases = random_engine.chunk(*request["random"])
+        cases = generate.chunk(*request["random"])
     else:
         cases = _unpack(request["cases"])
     thrifty = Counter({tuple(key): n for *key, n in request["thrifty"]})

@@ -14,17 +14,15 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 from convcheck.errors import ConvcheckError
 from convcheck.validation import check_choice
 
 if TYPE_CHECKING:
-    from convcheck.campaign import Campaign
-
-# An engine: ``explore(campaign, seed)``.
-Explore = Callable[["Campaign", int], None]
+    # The campaign is what an engine is given; importing it here would import the model
+    # before the atheris child instruments it.
+    from convcheck.campaign import Explore
 
 
 class Provider(NamedTuple):

@@ -109,6 +109,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     run.stats.started = started
     pending: list[Case] = []
+    timed = args.until is not None
     last_flush = [time.monotonic()]
 
     def flush() -> None:
@@ -134,7 +135,12 @@ def main(argv: list[str] | None = None) -> None:
         case = case_from_bytes(data, args.op)
         model.classify(case, args.revision)  # the coverage signal
         pending.append(case)
-        if len(pending) >= run.batch(BATCH) or time.monotonic() - last_flush[0] > FLUSH_SECONDS:
+        # Judging a batch runs the model too, and libFuzzer counts that coverage toward
+        # the input that flushed it: batches cut by the clock would make a case budget's
+        # inputs depend on the machine's speed. Only a time budget flushes by the clock
+        # (so that its findings show while it runs).
+        due = timed and time.monotonic() - last_flush[0] > FLUSH_SECONDS
+        if len(pending) >= run.batch(BATCH) or due:
             flush()
 
     atheris.Setup([sys.argv[0], *libfuzzer], test_one_input)

@@ -71,7 +71,7 @@ def test_explain_and_the_signature_name_the_same_overflow_site(tmp_path):
 
     from convcheck import model
     from convcheck.findings import findings
-    from convcheck.judges import Judgement
+    from convcheck.judgement import Judgement
 
     case = conv_t(stride=(2**62,))
     path = tmp_path / "case.json"

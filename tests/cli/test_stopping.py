@@ -17,6 +17,7 @@ import pytest
 from hostile import build
 from processes import descendants, running
 
+from convcheck import engines
 from convcheck.campaign import Budget, Campaign
 from convcheck.judges import Judges
 
@@ -49,7 +50,7 @@ def test_the_time_budget_cuts_a_hanging_batch_short(hanging, pid_file, shards):
             run.shards.start()
             run.stats.started = time.monotonic()
         started = time.monotonic()
-        run.explore("random", seed=0)
+        run.explore(engines.load("random"), seed=0)
         took = time.monotonic() - started
     assert took < 1.0 + GENEROUS
     assert _pids(pid_file), "the target never hung: the test proves nothing"

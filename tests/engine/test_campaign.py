@@ -5,6 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from convcheck import engines
 from convcheck.campaign import FIRST_BATCH, Budget, Campaign
 from convcheck.findings import Finding, FindingKind
 
@@ -51,14 +52,14 @@ def test_each_finding_is_timed_by_its_own_case_not_its_batch():
     judges = StubJudges(findings_at={3, 20})
     run = Campaign(judges, budget=Budget(cases=24))
     run.stats.started = 1000.0
-    run.explore("random", 1)
+    run.explore(engines.load("random"), 1)
     assert sorted(run.stats.first_found.values()) == [3.0, 20.0]
 
 
 def test_torch_bugs_are_left_as_found_unless_asked():
     judges = StubJudges(findings_at={1})
     run = Campaign(judges, budget=Budget(cases=8))
-    run.explore("random", 1)
+    run.explore(engines.load("random"), 1)
     [key] = run.found
     assert run.found[key].kind == FindingKind.TORCH_BUG
     run.minimize_all()

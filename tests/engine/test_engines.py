@@ -6,6 +6,9 @@ stops at the case budget exactly, the same seed gives the same campaign, and
 shards judge (``--jobs 2``: ``convcheck.shards``).
 """
 
+import subprocess
+import sys
+
 import pytest
 
 from convcheck import corpus, engines
@@ -48,7 +51,7 @@ def judges():
 
 def campaign(judges, engine, seed, budget, shards):
     run = Campaign(judges, budget=budget, shards=shards)
-    run.explore(engine, seed)
+    run.explore(engines.load(engine), seed)
     return run
 
 
@@ -75,12 +78,12 @@ def test_findings_met_again_are_kept_as_known(judges, engine, tmp_path, folder):
     first one's reproducers."""
     cases = 8 * CASES if engine == "atheris" else CASES
     first = Campaign(judges, tmp_path / "first", budget=Budget(cases=cases))
-    first.explore(engine, 3)
+    first.explore(engines.load(engine), 3)
     known = {key for entry in corpus.load_all(tmp_path / "first") for key in entry.keys}
     assert known == set(first.found)
     where = tmp_path / ("first" if folder == "same" else "again")
     again = Campaign(judges, where, known=known, budget=Budget(cases=cases))
-    again.explore(engine, 3)
+    again.explore(engines.load(engine), 3)
     assert set(again.found) & set(first.found), "the same seed meets them again"
     assert not {f.key for f in again.new_findings()} & set(first.found)
 
@@ -105,3 +108,16 @@ def test_a_missing_dependency_is_named(monkeypatch):
     )
     with pytest.raises(ConvcheckError, match="engine='absent' cannot run: no_such_module"):
         engines.load("absent")
+
+
+def test_importing_the_engines_imports_no_model():
+    """The atheris child runs as ``python -m convcheck.engines._atheris_child``, which
+    imports this package first: a model imported there is imported before the child
+    instruments it, and libFuzzer then sees none of its coverage (and finds nothing)."""
+    code = (
+        "import sys, convcheck.engines; "
+        "print([m for m in sys.modules if m.startswith(('convcheck.model', 'convcheck.ops.'))])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

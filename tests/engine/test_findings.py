@@ -10,7 +10,7 @@ import pytest
 from builders import conv
 
 from convcheck.findings import Finding, FindingKind, findings, values_differ
-from convcheck.judges import Judgement
+from convcheck.judgement import Judgement
 from convcheck.model import ModelFinding, ModelRun
 from convcheck.outcome import Outcome
 

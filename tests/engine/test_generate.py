@@ -3,8 +3,7 @@
 import random
 from itertools import islice
 
-from convcheck import model
-from convcheck.engines import random as random_engine
+from convcheck import generate, model
 from convcheck.generate import RandomSource
 from convcheck.judges import is_small
 from convcheck.ops.convolution.generate import build_case, empty_input_with_strides_past_int32
@@ -24,7 +23,7 @@ def test_the_family_overflows_the_loops_strides_on_a_case_small_enough_to_run():
 
 def test_the_random_engine_replaces_a_few_cases_and_keeps_the_others():
     src = RandomSource(7)
-    pairs = [(case, build_case(src)) for case in islice(random_engine.cases(7), 2048)]
+    pairs = [(case, build_case(src)) for case in islice(generate.stream(7), 2048)]
     replaced = [case for case, main in pairs if case != main]
     assert 0 < len(replaced) < 2048 // 64
     assert all(c.transposed and c.input.numel == 0 for c in replaced)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from processes import descendants, running
 
-from convcheck import corpus
+from convcheck import corpus, generate
 from convcheck.campaign import Budget, Campaign
 from convcheck.engines import random as random_engine
 from convcheck.errors import ConvcheckError
@@ -46,10 +46,10 @@ def test_a_batch_is_shared_out_evenly_in_order():
 
 
 def test_a_chunk_of_the_random_engine_is_named_by_seed_and_number():
-    assert random_engine.chunk(5, 3, 20) == random_engine.chunk(5, 3, 20)
-    assert random_engine.chunk(5, 3, 20)[:7] == random_engine.chunk(5, 3, 7)
-    assert random_engine.chunk(5, 3, 20) != random_engine.chunk(5, 4, 20)
-    assert random_engine.chunk(5, 3, 20) != random_engine.chunk(6, 3, 20)
+    assert generate.chunk(5, 3, 20) == generate.chunk(5, 3, 20)
+    assert generate.chunk(5, 3, 20)[:7] == generate.chunk(5, 3, 7)
+    assert generate.chunk(5, 3, 20) != generate.chunk(5, 4, 20)
+    assert generate.chunk(5, 3, 20) != generate.chunk(6, 3, 20)
 
 
 def legacy_classes(shards: int, cases: int, seed: int) -> tuple[set[str], set[str]]:

@@ -11,7 +11,7 @@ from convcheck import model, shrink
 from convcheck.case import Case
 from convcheck.findings import findings
 from convcheck.fixedint import INT64_MAX
-from convcheck.judges import Judgement
+from convcheck.judgement import Judgement
 from convcheck.shrink import Shrinker, find_integer, minimize
 
 EXAMPLES = Path(shrink.__file__).parent / "examples"

@@ -16,7 +16,8 @@ from convcheck.campaign import Budget, Campaign
 from convcheck.check_ids import CHECK_IDS
 from convcheck.cli import main
 from convcheck.findings import findings
-from convcheck.judges import Judgement, Judges
+from convcheck.judgement import Judgement
+from convcheck.judges import Judges
 from convcheck.model import ModelRun
 from convcheck.outcome import Outcome
 from convcheck.report import format_campaign

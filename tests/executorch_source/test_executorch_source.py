@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from convcheck import campaign, model
+from convcheck import campaign, engines, model
 from convcheck.case import Case
 from convcheck.cli import main
 from convcheck.ops.convolution.executorch_target import _logs
@@ -165,7 +165,7 @@ def campaign_run(library):
     budget = campaign.Budget(cases=8192)
     with Judges(REVISION, target=f"executorch-source:{SOURCE}", jobs=2) as judges:
         run = campaign.Campaign(judges, budget=budget)
-        run.explore("random", 7)
+        run.explore(engines.load("random"), 7)
     return run
 
 

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from convcheck import model
 from convcheck.campaign import Campaign
 from convcheck.findings import findings
-from convcheck.judges import Judgement, Judges
+from convcheck.judgement import Judgement
+from convcheck.judges import Judges
 from convcheck.native import NativeJudge, wire
 from convcheck.outcome import Outcome
 from convcheck.strategies import cases

@@ -7,7 +7,7 @@ generator or a judge lost its reach.
 
 import pytest
 
-from convcheck import campaign
+from convcheck import campaign, engines
 from convcheck.judges import Judges
 from convcheck.ops.convolution.known_bugs import LEGACY_BUG_CLASSES, bug_class
 
@@ -21,7 +21,7 @@ def run_campaign(revision, seed, engine_name="random"):
     budget = campaign.Budget(cases=CASES[engine_name])
     with Judges(revision, jobs=2) as judges:
         run = campaign.Campaign(judges, budget=budget)
-        run.explore(engine_name, seed)
+        run.explore(engines.load(engine_name), seed)
         run.minimize_all(
             max_evaluations=300, seconds_each=15, only=lambda f: bug_class(f.signature) is not None
         )

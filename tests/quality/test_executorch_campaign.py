@@ -3,7 +3,7 @@
 
 import pytest
 
-from convcheck import campaign
+from convcheck import campaign, engines
 from convcheck.judges import Judges
 
 pytestmark = pytest.mark.slow
@@ -35,7 +35,7 @@ def found():
     wanted = set(EXPECTED.values())
     with Judges("legacy", target="executorch", jobs=2) as judges:
         run = campaign.Campaign(judges, budget=campaign.Budget(cases=CASES))
-        run.explore("random", seed=3)
+        run.explore(engines.load("random"), seed=3)
         run.minimize_all(max_evaluations=200, seconds_each=20, only=lambda f: f.signature in wanted)
     return {f.signature: f for f in run.found.values()}
 

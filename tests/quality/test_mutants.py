@@ -10,7 +10,7 @@ per dtype, per parameter its helper checks or per check that reads a wrong size.
 import pytest
 from mutants import MUTANTS, build
 
-from convcheck import campaign
+from convcheck import campaign, engines
 from convcheck.judges import Judges
 from convcheck.report import bug_rows
 
@@ -25,7 +25,7 @@ def kernel_rows(library: str) -> list[str]:
     """The report's rows about the kernel, each as its finding and the ones it stands for."""
     with Judges("current", target=library, jobs=2) as judges:
         run = campaign.Campaign(judges, budget=campaign.Budget(cases=CASES))
-        run.explore("random", SEED)
+        run.explore(engines.load("random"), SEED)
     return [
         " + ".join(f.key for f in (row.finding, *row.others))
         for row in bug_rows(run)

@@ -4,6 +4,7 @@ import pytest
 
 pytest.importorskip("z3")
 
+from convcheck import engines
 from convcheck.campaign import Budget, Campaign  # noqa: E402
 from convcheck.ops.convolution.known_bugs import LEGACY_BUG_CLASSES, bug_class  # noqa: E402
 
@@ -33,7 +34,7 @@ def test_every_legacy_class_is_found_before_any_sampled_case():
     solved = len(first_cases("legacy"))
     with Judges("legacy", use_torch=True) as judges:
         campaign = _Recording(judges, budget=Budget(seconds=None, cases=solved + SAMPLED))
-        campaign.explore("solver", seed=0)
+        campaign.explore(engines.load("solver"), seed=0)
     assert campaign.stats.cases == solved + SAMPLED  # the sampling came after them
     # A batch holds the solver's cases or sampled ones, never both: a finding noted at
     # ``solved`` cases or fewer came from a solver's case.
