@@ -2,9 +2,9 @@
 
 Every engine runs the same seeds (0, 1, ...) on ``legacy`` with fresh judges (worker
 start-up counts, as it does for a user), none of them seeded with a bug's reproducer
-(atheris starts from valid calls: ``convcheck.engines.atheris.seed_cases``). A run ends
-at its time budget or once every class is found. A cell is the median over the seeds, a
-seed that did not find the class counting as never; ``k/n`` says in how many it did.
+(atheris starts from the op's valid calls: ``Op.valid_cases``). A run ends at its time
+budget or once every class is found. A cell is the median over the seeds, a seed that
+did not find the class counting as never; ``k/n`` says in how many it did.
 
     python benchmarks/bench_first_finding.py [--seeds 10] [--seconds 20]
         [--engines random,hypothesis,atheris,solver] [--markdown]

@@ -26,12 +26,15 @@ from convcheck.errors import ConvcheckError
 from convcheck.findings import Finding, findings
 from convcheck.judgement import Judgement
 from convcheck.outcome import ACCEPT, CRASH, REJECT, Outcome
+from convcheck.schema import Tensor, schema_of
 
 if TYPE_CHECKING:
     from convcheck.ops.convolution.torch_oracle import TorchVerdict
 
-# Run-entry (data) only when every tensor is at most this many elements.
+# Run-entry (data) only when every tensor is at most this many elements, and every tensor
+# it reads of at most this many dims.
 SMALL_NUMEL = 4096
+SMALL_RANK = 5
 # How many times a foreseen native crash, or a foreseen rejection that real torch accepts,
 # is confirmed before exploration skips its copies' native, or real torch, calls.
 CONFIRMATIONS = 8
@@ -59,8 +62,15 @@ Confirmations = Counter[tuple[Hashable, ...]]
 
 
 def is_small(case: Case) -> bool:
-    tensors = case.tensors()
-    return all(t.numel <= SMALL_NUMEL for t in tensors) and tensors[0].rank <= 5
+    """Every tensor at most ``SMALL_NUMEL`` elements, and no tensor the kernel reads of more
+    than ``SMALL_RANK`` dims."""
+    case_type: type = type(case)  # as in Case.to_json
+    for arg in schema_of(case_type):
+        t = getattr(case, arg.name)
+        if isinstance(arg, Tensor) and t is not None:
+            if t.numel > SMALL_NUMEL or (not arg.output and t.rank > SMALL_RANK):
+                return False
+    return True
 
 
 class Judges:

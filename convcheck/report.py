@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from convcheck import corpus, files, model
+from convcheck import corpus, files, model, ops
 from convcheck.case import Case
 from convcheck.check_ids import CHECK_IDS, Unknown
+from convcheck.describe import describe_case
 from convcheck.findings import Finding, FindingKind
-from convcheck.model import REVISIONS, ModelFinding, ModelRun, predict
-from convcheck.ops.convolution import known_bugs
+from convcheck.model import ModelFinding, ModelRun, predict
 from convcheck.outcome import ACCEPT, REJECT, Outcome
 
 
@@ -48,67 +48,9 @@ def format_trace(
     return "\n".join(lines)
 
 
-# Short dtype names, as JAX and MLIR print them: a tensor reads ``f32[1,2,3]``, so no
-# dtype can be read as another tensor's.
-_DTYPE_NAMES = {
-    "float16": "f16",
-    "bfloat16": "bf16",
-    "float32": "f32",
-    "float64": "f64",
-    "int8": "i8",
-    "uint8": "u8",
-    "int16": "i16",
-    "int32": "i32",
-    "int64": "i64",
-    "bool": "bool",
-}
-CASE_LEGEND = (
-    "tensors: dtype[sizes]{dim order, when not contiguous}; s p d: stride padding dilation"
-)
-
-
 def counted(count: int, noun: str, plural: str | None = None) -> str:
     """``count`` and its noun, in the plural unless it is one: "1 kernel bug"."""
     return f"{count} {noun}" if count == 1 else f"{count} {plural or noun + 's'}"
-
-
-def describe_int(value: int) -> str:
-    """A large integer near a power of two as that power (``2^62``, ``2^31-1``): the edges
-    the fuzzer aims at, which nobody reads digit by digit."""
-    magnitude = abs(value)
-    if magnitude < 1 << 16:
-        return str(value)
-    sign = "-" if value < 0 else ""
-    for power in (magnitude.bit_length() - 1, magnitude.bit_length()):
-        offset = magnitude - (1 << power)
-        if abs(offset) <= 2:
-            return f"{sign}2^{power}" + (f"{offset:+d}" if offset else "")
-    return str(value)
-
-
-def _ints(values) -> str:
-    return ",".join(describe_int(v) for v in values)
-
-
-def describe_tensor(tensor) -> str:
-    order = "" if tensor.dim_order is None else "{" + _ints(tensor.dim_order) + "}"
-    return f"{_DTYPE_NAMES.get(tensor.dtype, tensor.dtype)}[{_ints(tensor.sizes)}]{order}"
-
-
-def describe_case(case: Any) -> str:  # a convolution's case, read by name
-    """One line for a report: every tensor with its own dtype, sizes and dim order, then
-    the integer arguments (``CASE_LEGEND`` says how to read it)."""
-    parts = [f"in={describe_tensor(case.input)}", f"w={describe_tensor(case.weight)}"]
-    if case.bias is not None:
-        parts.append(f"b={describe_tensor(case.bias)}")
-    parts.append(f"out={describe_tensor(case.out)}")
-    parts += [f"s=[{_ints(case.stride)}]", f"p=[{_ints(case.padding)}]"]
-    parts.append(f"d=[{_ints(case.dilation)}]")
-    if case.transposed:
-        parts.append(f"transposed op=[{_ints(case.output_padding)}]")
-    if case.groups != 1:
-        parts.append(f"groups={describe_int(case.groups)}")
-    return " ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -194,7 +136,7 @@ def bug_rows(run) -> list[BugRow]:
     by_fix: dict[str, tuple[str, bool, list[Finding]]] = {}
     for label, members in by_bug.items():
         first = members[0]
-        name = known_bugs.bug_class(first.signature)
+        name = ops.op_of(first.case).bug_class(first.signature)
         upstream = name is not None
         name = name if first.about_kernel else None
         fixed = None
@@ -260,39 +202,39 @@ def _fixed_by(case: Case, revision: str | None) -> Outcome | None:
     return outcome if outcome.verdict in (ACCEPT, REJECT) else None
 
 
-# Each check id's step, from the revisions' own tables of checks.
-_STEP_OF = {
-    check: step
-    for revision in REVISIONS
-    for step, checks in model.revision_named(revision).checks.items()
-    for check in checks
-}
-# One helper checks every parameter array (check_param_array in the model, cc_param_array
-# in our kernel): an edit to it is wrong for all four at once, at ``<array>.<check>``.
-_PARAM_ARRAY_STEPS = frozenset({"stride", "padding", "dilation", "output_padding"})
-# The output sizes and the steps that read them: a size computed wrongly parts from the
-# model at whichever of these the call reaches first.
-_OUTPUT_SIZE_STEPS = frozenset({"output_sizes", "output_size_valid", "output_fits", "resize_out"})
+@functools.cache
+def _step_of(op: str) -> dict[str, str]:
+    """Each check id's step, from the op's revisions' own tables of checks."""
+    return {
+        check: step
+        for revision in ops.get(op).revisions.values()
+        for step, checks in revision.checks.items()
+        for check in checks
+    }
+
+
+# Kinds whose signature ends in the model's site of undefined behaviour: one UB shows as
+# an ordering or an overflow to the model and as a crash to a sanitized kernel.
+_UB_KINDS = (FindingKind.CRASH, FindingKind.ORDERING, FindingKind.OVERFLOW)
 
 
 def _one_bug(finding: Finding) -> str | None:
     """What findings one row stands for: a known bug class; else undefined behaviour at one
     site of the model, whichever way it showed (a crash, an ordering, an overflow); else,
     for the kernel parting from the model, the check where it parts, whichever way, and one
-    computation however many checks read it (the parameter arrays' shared check, the
-    output size)."""
+    computation however many checks read it (the op's ``report_groups``)."""
     if not finding.about_kernel:
         return None
-    label = known_bugs.bug_class(finding.signature)
-    if label is None and finding.kind.value in known_bugs.UB_KINDS:
+    op = ops.op_of(finding.case)
+    label = op.bug_class(finding.signature)
+    if label is None and finding.kind in _UB_KINDS:
         return f"UB at {finding.signature[-1]}"
     if label is None and finding.kind is FindingKind.INFIDELITY:
         parted_at = finding.signature[1]
-        step = _STEP_OF.get(parted_at, parted_at)  # "output_sizes" is a step's own point
-        if step in _PARAM_ARRAY_STEPS:
-            return f"the parameter arrays' {parted_at.removeprefix(step + '.')} check"
-        if step in _OUTPUT_SIZE_STEPS:
-            return "the output size"
+        step = _step_of(op.name).get(parted_at, parted_at)  # a step's own point: no check
+        for name, steps in op.report_groups.items():
+            if step in steps:
+                return name.format(check=parted_at.removeprefix(step + "."))
         return f"the check at {parted_at}"  # a check wrong both ways is one bug
     return label
 
@@ -366,9 +308,13 @@ def format_table(rows: list[BugRow], fold: Fold = FOLDS[0]) -> list[str]:
         if following != row.finding.case and shown:
             lines.append(" " * (4 + widths[0]) + describe_case(row.finding.case))
             shown = False
-    if any(fold.with_case(r) for r in rows):
-        lines.append(f"  ({CASE_LEGEND})")
+    lines += [f"  ({legend})" for legend in case_legends(r for r in rows if fold.with_case(r))]
     return lines
+
+
+def case_legends(rows: Iterable[BugRow]) -> list[str]:
+    """How to read the case lines of ``rows``: their ops' legends, each once."""
+    return list(dict.fromkeys(ops.op_of(row.finding.case).case_legend for row in rows))
 
 
 def torch_folder(run, args) -> Path | None:

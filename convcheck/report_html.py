@@ -15,16 +15,16 @@ from html import escape
 from pathlib import Path
 
 from convcheck import files
+from convcheck.describe import describe_case
 from convcheck.errors import ConvcheckError
 from convcheck.findings import FindingKind
 from convcheck.report import (
-    CASE_LEGEND,
     BugRow,
     bug_rows,
+    case_legends,
     ci_campaign_line,
     ci_corpus_line,
     counted,
-    describe_case,
     torch_folder,
 )
 
@@ -133,7 +133,8 @@ def campaign_section(run, torch_dir: Path | None) -> list[str]:
         f'src="data:image/png;base64,{base64.b64encode(png).decode()}">',
         f"<h2>Kernel bugs: {sum(r.finding.about_kernel for r in kernel)}</h2>",
         _table(kernel) if kernel else "<p>none</p>",
-        f'<p class="legend">{escape(CASE_LEGEND)}; grey rows were in the corpus already</p>',
+        f'<p class="legend">{escape("; ".join(case_legends(kernel)))}'
+        f"{'; ' if kernel else ''}grey rows were in the corpus already</p>",
     ]
     if torch:
         where = f" (kept in {escape(files.shown(torch_dir))})" if torch_dir is not None else ""

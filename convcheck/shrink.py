@@ -7,10 +7,11 @@ Design rules, after Hypothesis' shrinker:
   case at once. Rounds over all passes repeat until none makes progress.
 * Keeping the *signature*, not just "some finding", is what stops a shrink from sliding
   from one bug to another.
-* Simplest means simplest *valid*: every parameter moves toward the value a person would
-  write (stride and dilation 1, padding 0, sizes 1, groups 1, no bias, float32,
-  contiguous), so a minimised case is wrong in the one way that matters and in no other.
-  A value outside the valid range is simpler the nearer it is to it.
+* Simplest means simplest *valid*: every argument moves toward the value a person would
+  write, as the op's schema says it (``convcheck.schema``: an integer's ``simplest``,
+  sizes 1, no optional argument, a flag at its simplest, float32, contiguous), so a
+  minimised case is wrong in the one way that matters and in no other. A value outside
+  the valid range (below the schema's ``low``) is simpler the nearer it is to it.
 * An integer tries one or two special values first (its simplest valid value, then the
   nearest invalid one), then one step toward them; if that step keeps (or the value is
   small), ``find_integer`` searches outward from the simplest value (a probe that doubles
@@ -18,13 +19,14 @@ Design rules, after Hypothesis' shrinker:
   cannot move costs one call; a threshold at 2^62 costs about 125, not one call per
   candidate on the way.
 * Three passes escape local minima where integers are tied together, as Hypothesis does
-  for duplicated and related choices: equal integers (an input's channels and the
-  weight's size(0)) move as one; a size is lowered while a wide integer is raised to its
-  extreme (a product that must overflow: w.size(1) 3 with groups 3074457345618258603
-  becomes 2 with 2^62 once the integer passes take groups down again); and a large size
-  is lowered while a parameter is raised as far as the signature allows (698369 channels
-  times a length of 3075 become 2 channels and a padding of 2^29). Groups and the
-  channels that are its multiples are divided by one factor together.
+  for duplicated and related choices: equal integers anywhere in the case (a tensor's
+  size that must match another's) move as one; a size is lowered while a wide integer is
+  raised to its extreme (a product that must overflow: a size of 3 times an integer of
+  3074457345618258603 becomes 2 times 2^62 once the integer passes take the integer down
+  again); and a large size is lowered while an int-list value is raised as far as the
+  signature allows (698369 channels times a length of 3075 become 2 channels and a
+  length near 2^30 that a raised value gives). Ties the schema cannot show are the op's
+  own passes (``Op.shrink_passes``), each run after the core's pass it names.
 * Every pass counts its calls and its shrinks. After each round, passes that have never
   shrunk anything move to the end, so the budget goes to the passes that work.
 * The budget (calls, seconds) is checked before each candidate: a slow judge or a long
@@ -39,16 +41,15 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from convcheck.case import Case, TensorSpec, channels_last_order
+from convcheck import ops
+from convcheck.case import Case, TensorSpec
 from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN
+from convcheck.schema import Bool, Int, IntList, OptionalInt, Tensor, schema_of
 
-__all__ = ["Keeps", "ShrinkPass", "Shrinker", "find_integer", "minimize"]
+__all__ = ["Keeps", "ShrinkPass", "Shrinker", "find_integer", "minimize", "with_size"]
 
 Keeps = Callable[[list[Case]], list[bool]]
 
-# The simplest valid value of each integer parameter.
-_PARAM_TARGETS = {"stride": 1, "padding": 0, "dilation": 1, "output_padding": 0}
-_TENSORS = ("input", "weight", "bias", "out")
 # Values this near their target are searched even when one step toward it fails.
 _SMALL = 64
 
@@ -95,55 +96,67 @@ class _Slot:
         return [v for v in (self.target, self.low - 1) if self.key(v) < self.key(self.value)]
 
 
+def with_size(t: TensorSpec, d: int, v: int) -> TensorSpec:
+    """``t`` with its size ``d`` set to ``v``."""
+    return TensorSpec(t.sizes[:d] + (v,) + t.sizes[d + 1 :], t.dtype, t.dim_order)
+
+
 def _put_size(case: Case, v: int, name: str, d: int) -> Case:
-    t = getattr(case, name)
-    return case.replace(
-        **{name: TensorSpec(t.sizes[:d] + (v,) + t.sizes[d + 1 :], t.dtype, t.dim_order)}
-    )
+    return case.replace(**{name: with_size(getattr(case, name), d, v)})
 
 
-def _divide_channels(case: Case, name: str, k: int) -> Case:
-    """``case`` with tensor ``name``'s channels (a bias' only dim) divided by ``k`` where
-    they are a multiple of it."""
-    t = getattr(case, name)
-    d = 0 if name == "bias" else 1
-    if t is None or t.rank <= d or t.sizes[d] % k:
-        return case
-    return _put_size(case, t.sizes[d] // k, name, d)
-
-
-def _put_param(case: Case, v: int, name: str, i: int) -> Case:
+def _put_list(case: Case, v: int, name: str, i: int) -> Case:
     values = getattr(case, name)
     return case.replace(**{name: values[:i] + (v,) + values[i + 1 :]})
+
+
+def _put_int(case: Case, v: int, name: str) -> Case:
+    return case.replace(**{name: v})
+
+
+def _args(case: Case, *kinds: type) -> list[Any]:
+    case_type: type = type(case)  # as in Case.to_json
+    return [arg for arg in schema_of(case_type) if isinstance(arg, kinds)]
+
+
+def _tensors(case: Case) -> list[str]:
+    """The names of the case's tensors, an absent optional one left out."""
+    return [arg.name for arg in _args(case, Tensor) if getattr(case, arg.name) is not None]
 
 
 def _size_slots(case: Case) -> list[_Slot]:
     """Every tensor size; 1 is the simplest, and an empty dim counts as unusual."""
     return [
         _Slot(size, 1, 1, partial(_put_size, name=name, d=d))
-        for name in _TENSORS
-        if getattr(case, name) is not None
+        for name in _tensors(case)
         for d, size in enumerate(getattr(case, name).sizes)
     ]
 
 
-def _param_slots(case: Case) -> list[_Slot]:
+def _list_slots(case: Case) -> list[_Slot]:
+    """Every value of every int list."""
     return [
-        _Slot(v, target, target, partial(_put_param, name=name, i=i))
-        for name, target in _PARAM_TARGETS.items()
-        for i, v in enumerate(getattr(case, name))
+        _Slot(v, arg.simplest, arg.low, partial(_put_list, name=arg.name, i=i))
+        for arg in _args(case, IntList)
+        for i, v in enumerate(getattr(case, arg.name))
     ]
 
 
-def _groups_slots(case: Any) -> list[_Slot]:  # a convolution's case (see Shrinker.current)
-    return [_Slot(case.groups, 1, 1, lambda c, v: c.replace(groups=v))]
+def _int_slots(case: Case) -> list[_Slot]:
+    """Every int, and every optional int that is present."""
+    return [
+        _Slot(value, arg.simplest, arg.low, partial(_put_int, name=arg.name))
+        for arg in _args(case, Int, OptionalInt)
+        if (value := getattr(case, arg.name)) is not None
+    ]
 
 
 def _equal_slots(case: Case) -> list[_Slot]:
-    """Equal integers moved as one: an input's channels and the weight's size(0) must
-    agree, so neither can move alone (Hypothesis shrinks duplicated choices together)."""
+    """Equal integers moved as one: where a call's checks want two of its integers equal
+    (a size that must match another tensor's), neither can move alone (Hypothesis
+    shrinks duplicated choices together)."""
     alike: dict[tuple[int, int, int], list[_Slot]] = {}
-    for slot in _size_slots(case) + _param_slots(case) + _groups_slots(case):
+    for slot in _size_slots(case) + _list_slots(case) + _int_slots(case):
         if slot.value != slot.target:
             alike.setdefault((slot.value, slot.target, slot.low), []).append(slot)
     return [
@@ -163,7 +176,7 @@ def _wide_slots(case: Case) -> list[_Slot]:
     """The integers beyond 32 bits: the factors that make a product overflow."""
     return [
         slot
-        for slot in _param_slots(case) + _groups_slots(case)
+        for slot in _list_slots(case) + _int_slots(case)
         if abs(slot.value - slot.target) > INT32_MAX
     ]
 
@@ -175,14 +188,6 @@ def _large_slots(case: Case) -> list[_Slot]:
         for slot in _size_slots(case) + _equal_slots(case)
         if abs(slot.value - slot.target) > _SMALL
     ]
-
-
-def _drop_dim(t: TensorSpec, axis: int) -> TensorSpec:
-    sizes = t.sizes[:axis] + t.sizes[axis + 1 :]
-    order = None
-    if t.dim_order is not None and t.dim_order == channels_last_order(t.rank):
-        order = channels_last_order(len(sizes))
-    return TensorSpec(sizes, t.dtype, order)
 
 
 @dataclass
@@ -215,33 +220,17 @@ class Shrinker:
         # Some candidates are slow to judge (torch computing a large call): a time budget
         # keeps one finding from holding up the rest.
         self.deadline = None if seconds is None else time.monotonic() + seconds
-        # Any: the passes read a convolution's arguments by name (the case of ``shrink``).
+        # Any: an op's own passes read its arguments by name (the case of ``shrink``).
         self.current: Any = None
         # Only failures are remembered: a kept candidate becomes the current case, and no
         # pass proposes a case less simple than the current one.
         self._rejected: set[Case] = set()
-        self.passes = [
-            ShrinkPass(method.__name__, method)
-            for method in (
-                self.drop_bias,
-                self.reduce_rank,
-                self.untranspose,
-                self.contiguous_layouts,
-                self.float32_everywhere,
-                self.param_lengths,
-                self.shrink_sizes,
-                self.shrink_params,
-                self.shrink_groups,
-                self.divide_groups,
-                self.shrink_duplicates,
-                self.trade,
-                self.trade_for_params,
-            )
-        ]
-        self._running = self.passes[0]
+        # Built for the op of the case ``shrink`` is given: the core's passes and the op's.
+        self.passes: list[ShrinkPass] = []
 
     def shrink(self, case: Case) -> Case:
         self.current = case
+        self.passes = self._passes(ops.op_of(case))
         try:
             while True:
                 start = self.current
@@ -256,6 +245,32 @@ class Shrinker:
         except _OutOfBudget:
             pass
         return self.current
+
+    def _passes(self, op: ops.Op) -> list[ShrinkPass]:
+        """The core's passes in their order, each followed by the op's that name it."""
+        core = (
+            self.drop_optionals,
+            self.simplest_flags,
+            self.contiguous_layouts,
+            self.float32_everywhere,
+            self.list_lengths,
+            self.shrink_sizes,
+            self.shrink_lists,
+            self.shrink_ints,
+            self.shrink_duplicates,
+            self.trade,
+            self.trade_for_lists,
+        )
+        unknown = set(op.shrink_passes) - {method.__name__ for method in core}
+        assert not unknown, f"{op.name}'s shrink passes follow no pass of the core: {unknown}"
+        passes = []
+        for method in core:
+            passes.append(ShrinkPass(method.__name__, method))
+            passes += [
+                ShrinkPass(extra.__name__, partial(extra, self))
+                for extra in op.shrink_passes.get(method.__name__, ())
+            ]
+        return passes
 
     def consider(self, candidate: Case) -> bool:
         """Does ``candidate`` keep the signature? If so it becomes the current case."""
@@ -276,7 +291,8 @@ class Shrinker:
         self.evaluations += 1
         self._running.calls += 1
 
-    def _first_kept(self, candidates: list[Case]) -> bool:
+    def first_kept(self, candidates: list[Case]) -> bool:
+        """Is one of ``candidates`` kept? The first that is becomes the current case."""
         return any(self.consider(c) for c in candidates)
 
     def _shrink_integers(self, slots_of: Callable[[Case], list[_Slot]]) -> None:
@@ -289,7 +305,7 @@ class Shrinker:
     def _shrink_integer(self, slot: _Slot, base: Case | None = None) -> None:
         """Move one integer of ``base`` (the current case) toward its target."""
         base = self.current if base is None else base
-        if self._first_kept([slot.put(base, v) for v in slot.specials()]):
+        if self.first_kept([slot.put(base, v) for v in slot.specials()]):
             return
         toward = 1 if slot.target > slot.value else -1
         distance = abs(slot.value - slot.target)
@@ -297,7 +313,8 @@ class Shrinker:
             return  # the only move is the target, a special already tried
         # One step first, so that a wide value that cannot move costs a single call. A
         # small one is searched whatever the step says: divisibility makes neighbours
-        # fail where smaller values keep (w.size(0) 6 with groups 2: 5 fails, 2 keeps).
+        # fail where smaller values keep (a size of 6 that an int of 2 must divide: 5
+        # fails, 2 keeps).
         if not self.consider(slot.put(base, slot.value + toward)) and distance > _SMALL:
             return
         # Then search outward from the target for the nearest value that keeps. Searching
@@ -310,31 +327,17 @@ class Shrinker:
         )
 
     # -- passes --------------------------------------------------------------------
-    def drop_bias(self) -> None:
-        if self.current.bias is not None:
-            self.consider(self.current.replace(bias=None))
+    def drop_optionals(self) -> None:
+        """Leave out each optional argument (a tensor, an int) that is there."""
+        for arg in _args(self.current, Tensor, OptionalInt):
+            optional = arg.optional if isinstance(arg, Tensor) else True
+            if optional and getattr(self.current, arg.name) is not None:
+                self.consider(self.current.replace(**{arg.name: None}))
 
-    def reduce_rank(self) -> None:
-        """Remove one spatial dim from every tensor and every per-dim parameter list."""
-        case = self.current
-        ranks = {case.input.rank, case.weight.rank, case.out.rank}
-        if len(ranks) != 1 or case.input.rank <= 3:
-            return
-        ndim = case.input.rank - 2
-        candidates = []
-        for i in range(ndim):
-            changes = {
-                name: _drop_dim(getattr(case, name), 2 + i) for name in ("input", "weight", "out")
-            }
-            for name in _PARAM_TARGETS:
-                values = getattr(case, name)
-                changes[name] = values[:i] + values[i + 1 :] if len(values) == ndim else values
-            candidates.append(case.replace(**changes))
-        self._first_kept(candidates)
-
-    def untranspose(self) -> None:
-        if self.current.transposed:
-            self.consider(self.current.replace(transposed=False))
+    def simplest_flags(self) -> None:
+        for arg in _args(self.current, Bool):
+            if getattr(self.current, arg.name) != arg.simplest:
+                self.consider(self.current.replace(**{arg.name: arg.simplest}))
 
     def contiguous_layouts(self) -> None:
         self._all_then_each(
@@ -350,7 +353,7 @@ class Shrinker:
         self, applies: Callable[[TensorSpec], bool], change: Callable[[TensorSpec], TensorSpec]
     ) -> None:
         case = self.current
-        names = [n for n in _TENSORS if getattr(case, n) is not None and applies(getattr(case, n))]
+        names = [n for n in _tensors(case) if applies(getattr(case, n))]
         if not names:
             return
         everything = case.replace(**{n: change(getattr(case, n)) for n in names})
@@ -359,49 +362,34 @@ class Shrinker:
         for n in names:
             self.consider(self.current.replace(**{n: change(getattr(self.current, n))}))
 
-    def param_lengths(self) -> None:
+    def list_lengths(self) -> None:
         """One value for all dims (length 1 is always valid), else one element fewer while
-        the length is wrong anyway."""
-        for name, target in _PARAM_TARGETS.items():
+        the length is wrong anyway (``Op.list_length`` says which length is right)."""
+        for arg in _args(self.current, IntList):
             case = self.current
-            values = getattr(case, name)
+            values = getattr(case, arg.name)
             if len(values) == 1:
                 continue
-            singles = sorted({target, *values}, key=lambda v: _simplicity(v, target, target))
-            candidates = [case.replace(**{name: (v,)}) for v in singles]
-            if len(values) != case.input.rank - 2:
+            singles = sorted(
+                {arg.simplest, *values}, key=lambda v: _simplicity(v, arg.simplest, arg.low)
+            )
+            candidates = [case.replace(**{arg.name: (v,)}) for v in singles]
+            length = ops.op_of(case).list_length(case)
+            if length is not None and len(values) != length:
                 candidates += [
-                    case.replace(**{name: values[:i] + values[i + 1 :]}) for i in range(len(values))
+                    case.replace(**{arg.name: values[:i] + values[i + 1 :]})
+                    for i in range(len(values))
                 ]
-            self._first_kept(candidates)
+            self.first_kept(candidates)
 
     def shrink_sizes(self) -> None:
         self._shrink_integers(_size_slots)
 
-    def shrink_params(self) -> None:
-        self._shrink_integers(_param_slots)
+    def shrink_lists(self) -> None:
+        self._shrink_integers(_list_slots)
 
-    def shrink_groups(self) -> None:
-        self._shrink_integers(_groups_slots)
-
-    def divide_groups(self) -> None:
-        """Divide groups and the channels that are its multiples by one factor.
-
-        Groups cannot move alone where the channels must be its multiples: with groups 2,
-        an input of 2 channels is valid and one of 1 is not. Divided together (the input's
-        channels for a convolution; out's and the bias' for a transposed one, whose
-        output channels are w.size(1) times groups), both keep the call valid.
-        """
-        groups = self.current.groups
-        for k in dict.fromkeys((groups, 2, 3, 5, 7)):
-            if k < 2 or groups % k:
-                continue
-            for names in (("input",), ("out", "bias")):
-                case = self.current.replace(groups=groups // k)
-                for name in names:
-                    case = _divide_channels(case, name, k)
-                if self.consider(case):
-                    return
+    def shrink_ints(self) -> None:
+        self._shrink_integers(_int_slots)
 
     def shrink_duplicates(self) -> None:
         self._shrink_integers(_equal_slots)
@@ -409,10 +397,10 @@ class Shrinker:
     def trade(self) -> None:
         """Lower a size while raising a wide integer to its extreme.
 
-        A product that must overflow leaves each factor at a local minimum: with groups
-        at 3074457345618258603, w.size(1) cannot go from 3 to 2. With groups at its
-        extreme it can, and ``shrink_groups`` then takes groups down to 2^62: the small
-        factor small and the big one round, as a person writes them.
+        A product that must overflow leaves each factor at a local minimum: with an int
+        at 3074457345618258603, a size that multiplies it cannot go from 3 to 2. With the
+        int at its extreme it can, and ``shrink_ints`` then takes the int down to 2^62:
+        the small factor small and the big one round, as a person writes them.
         """
         for j in range(len(_wide_slots(self.current))):
             for i in range(len(_size_slots(self.current))):
@@ -421,21 +409,21 @@ class Shrinker:
                 if size.value != size.target and wide.value != extreme:
                     self._shrink_integer(size, base=wide.put(self.current, extreme))
 
-    def trade_for_params(self) -> None:
-        """Lower a large size (or equal sizes moved as one) while raising a parameter as
-        far as the signature allows.
+    def trade_for_lists(self) -> None:
+        """Lower a large size (or equal sizes moved as one) while raising an int list's
+        value as far as the signature allows.
 
-        Out's strides overflow int32 when out's channels times its length do: a campaign
-        meets that with 698369 channels and a length of 3075, and neither moves alone.
-        With the padding raised until out's length nearly leaves int32, two channels
-        keep the overflow; ``shrink_params`` then takes the padding down again to what
-        two channels need.
+        An output's strides overflow int32 when its channels times its length do: a
+        campaign meets that with 698369 channels and a length of 3075, and neither moves
+        alone. With a value that lengthens the output raised until the length nearly
+        leaves int32, two channels keep the overflow; ``shrink_lists`` then takes the
+        value down again to what two channels need.
         """
-        for j in range(len(_param_slots(self.current))):
+        for j in range(len(_list_slots(self.current))):
             large = _large_slots(self.current)
             if not large:
                 return
-            raised = self._furthest(_param_slots(self.current)[j])
+            raised = self._furthest(_list_slots(self.current)[j])
             for stuck in large:
                 before = self.current
                 self._shrink_integer(stuck, base=raised)

@@ -16,10 +16,9 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from convcheck import corpus, files, fuzzed, sandbox
-from convcheck.case import Case, TensorSpec
+from convcheck import corpus, files, fuzzed, ops, sandbox
+from convcheck.case import Case
 from convcheck.errors import ConvcheckError
-from convcheck.ops.convolution.case import ConvolutionCase
 
 if TYPE_CHECKING:
     from convcheck.campaign import Campaign
@@ -41,15 +40,15 @@ def explore(campaign: Campaign, seed: int) -> None:
         findings_dir = campaign.corpus_dir or work / "findings"
         seeds = work / "seeds"
         seeds.mkdir()
-        # Seeds: valid calls that show no finding (the bundled examples are the thread's
-        # reproducers: seeded with them, libFuzzer would replay bugs, not find them), and
-        # the campaign's own corpus.
-        for i, case in enumerate(seed_cases()):
+        # Seeds: the op's valid calls, which show no finding (the bundled examples are the
+        # thread's reproducers: seeded with them, libFuzzer would replay bugs, not find
+        # them), and the campaign's own corpus.
+        for i, case in enumerate(ops.get(judges.op).valid_cases()):
             (seeds / f"valid-{i}.json").write_text(case.dumps())
         if campaign.corpus_dir is not None and campaign.corpus_dir.is_dir():
             for entry in corpus.load_all(campaign.corpus_dir):
                 (seeds / f"{entry.name}.json").write_text(entry.case.dumps())
-        (work / "convcheck.dict").write_text(fuzzed.dictionary())
+        (work / "convcheck.dict").write_text(fuzzed.dictionary(judges.op))
         (work / "known").write_text("\n".join(set(campaign.known) | set(campaign.found)))
         (work / "inputs").mkdir()
         reading = []
@@ -118,7 +117,8 @@ def explore(campaign: Campaign, seed: int) -> None:
             return
         stats = _read_stats(work / "stats.json")
         campaign.stats.cases += stats.get("cases", 0)
-        cases = {key: Case.from_json(case) for key, case in stats.get("met_again", {}).items()}
+        met_again = stats.get("met_again", {}).items()
+        cases = {key: Case.from_json(case, judges.op) for key, case in met_again}
         if findings_dir.is_dir():
             for entry in corpus.load_all(findings_dir, campaign.torch_dir):
                 cases.setdefault(entry.key, entry.case)
@@ -139,49 +139,6 @@ def _read_stats(path: Path) -> dict:
         return json.loads(path.read_text())
     except FileNotFoundError:
         return {}
-
-
-def _t(*sizes: int, order: tuple[int, ...] | None = None) -> TensorSpec:
-    return TensorSpec(sizes, "float32", order)
-
-
-# Every engine starts from the same place: a valid call, which legacy and current handle
-# alike and correctly (tests/engine holds them to that). 1-D and 2-D only: legacy
-# rejects a 3-D convolution, so one would be the reproducer of an over-strict check.
-_VALID = ConvolutionCase(
-    _t(1, 2, 5), _t(4, 2, 3), _t(4), _t(1, 4, 3), (1,), (0,), (1,), False, (0,), 1
-)
-_CHANNELS_LAST = (0, 2, 3, 1)
-
-
-def seed_cases() -> list[Case]:
-    """libFuzzer's starting points: valid calls, none of them a finding."""
-    two_d = {"weight": _t(2, 3, 3, 3), "bias": None}
-    return [
-        _VALID,
-        _VALID.replace(
-            input=_t(1, 3, 6, 6), out=_t(1, 2, 3, 3), stride=(2, 2), padding=(1, 1), **two_d
-        ),
-        _VALID.replace(input=_t(2, 4, 5, 5), weight=_t(4, 2, 3, 3), out=_t(2, 4, 3, 3), groups=2),
-        _VALID.replace(
-            input=_t(1, 2, 4),
-            weight=_t(2, 3, 3),
-            bias=None,
-            out=_t(1, 3, 8),
-            stride=(2,),
-            padding=(1,),
-            transposed=True,
-            output_padding=(1,),
-        ),
-        _VALID.replace(
-            input=_t(1, 3, 4, 4, order=_CHANNELS_LAST),
-            out=_t(1, 2, 2, 2, order=_CHANNELS_LAST),
-            **two_d,
-        ),
-        _VALID.replace(
-            input=_t(1, 1, 7), weight=_t(1, 1, 2), bias=None, out=_t(1, 1, 5), dilation=(2,)
-        ),
-    ]
 
 
 def _wait(child: subprocess.Popen, campaign, stats: Path) -> None:

@@ -62,7 +62,7 @@ def run_property(campaign, seed: int) -> None:
         suppress_health_check=list(HealthCheck),
         report_multiple_bugs=True,
     )
-    @given(cases())
+    @given(cases(op=campaign.judges.op))
     def distinct_findings(case):
         if campaign.exhausted:
             raise _Spent

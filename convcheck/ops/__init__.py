@@ -19,6 +19,7 @@ import functools
 import importlib
 import importlib.metadata
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from convcheck.validation import check_choice
@@ -43,6 +44,10 @@ class Op(Protocol):
     ``case_type`` is the op's case: a frozen value whose fields are the call's tensors
     and parameters, with ``to_json`` / ``from_json`` (``convcheck.case``). ``revisions``
     maps each revision name (``convcheck.model.REVISIONS``) to its steps.
+
+    The members from ``case_legend`` on are optional: an op class that subclasses
+    ``Op`` inherits the defaults written here, read off its schema or empty, and
+    overrides the ones it has more to say about (``convcheck/ops/convolution`` does).
     """
 
     # Read-only (properties): an op's own types may be narrower (its case type, say).
@@ -66,6 +71,58 @@ class Op(Protocol):
         valid in most respects, a few arguments at their edges; ``small`` keeps it cheap
         for judges that compute."""
         ...
+
+    # -- optional members ------------------------------------------------------------
+
+    @property
+    def case_legend(self) -> str:
+        """How to read ``describe_case``'s line, for the report's legend. By default the
+        tensors' notation alone."""
+        from convcheck.describe import TENSOR_LEGEND
+
+        return TENSOR_LEGEND
+
+    def describe_case(self, case: Any) -> str:
+        """One line for a report: every tensor with its own dtype, sizes and dim order,
+        then the other arguments. By default each argument by its name, as
+        ``convcheck.describe.by_schema`` writes it."""
+        from convcheck.describe import by_schema
+
+        return by_schema(case)
+
+    def bug_class(self, signature: tuple[str, ...]) -> str | None:
+        """The name of the known bug class (an upstream report's) a finding's signature
+        shows, None for none: the report names such rows and groups their findings. By
+        default the op knows no bug class."""
+        return None
+
+    @property
+    def report_groups(self) -> Mapping[str, frozenset[str]]:
+        """Steps whose checks are one computation, by the name of the report row that
+        stands for them all: the kernel parting from the model at any of them is one bug
+        (``{check}`` in a name: the check id without its step). By default none."""
+        return MappingProxyType({})
+
+    def valid_cases(self) -> tuple[Any, ...]:
+        """A few valid calls that every revision handles alike and correctly, none of
+        them a finding: where the atheris engine starts. By default none (libFuzzer then
+        starts from ``build_case``'s choices)."""
+        return ()
+
+    @property
+    def shrink_passes(self) -> Mapping[str, tuple[Callable[[Any], None], ...]]:
+        """Shrink passes of the op's own, for integers its checks tie together in ways
+        the core's passes cannot see, each under the name of the core's pass it runs
+        right after (``convcheck.shrink.Shrinker``, which each is called with). By
+        default none."""
+        return MappingProxyType({})
+
+    def list_length(self, case: Any) -> int | None:
+        """How many values every int list of ``case`` should have (one per spatial dim,
+        say), when the op's checks want one length of them all: the shrinker then drops
+        values from a list whose length is wrong anyway. By default None: it only tries
+        one value for all dims."""
+        return None
 
 
 def register(name: str, path: str) -> None:

@@ -175,7 +175,7 @@ def test_minimize_keeps_the_signature_and_counts_calls_by_pass():
     assert "<-- UB: signed-integer-overflow" in out
     total = int(re.search(r"^(\d+) calls, by pass", out, re.M).group(1))
     passes = re.findall(r"^  (\w+) +(\d+) calls +(\d+) shrinks$", out, re.M)
-    assert {name for name, _, _ in passes} >= {"shrink_groups", "shrink_sizes", "drop_bias"}
+    assert {name for name, _, _ in passes} >= {"shrink_ints", "shrink_sizes", "drop_optionals"}
     assert sum(int(calls) for _, calls, _ in passes) == total
     assert all(int(shrinks) <= int(calls) for _, calls, shrinks in passes)
 

@@ -15,10 +15,11 @@ from builders import conv, conv_t, t
 
 from convcheck.campaign import Budget, Campaign
 from convcheck.cli import main
+from convcheck.describe import describe_case, describe_int
 from convcheck.findings import Finding, FindingKind
 from convcheck.outcome import Outcome
 from convcheck.progress import Progress
-from convcheck.report import bug_rows, describe_case, describe_int, format_campaign, write_report
+from convcheck.report import bug_rows, format_campaign, write_report
 
 
 def run(*argv):

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from convcheck import engines
+from convcheck import engines, ops
 from convcheck.campaign import FIRST_BATCH, Budget, Campaign
 from convcheck.findings import Finding, FindingKind
 
@@ -70,10 +70,9 @@ def test_torch_bugs_are_left_as_found_unless_asked():
 def test_atheris_starts_from_valid_calls_that_show_no_finding(revision):
     """Seeded with a bug's reproducer, a fuzzer's time to find that bug is a replay."""
     pytest.importorskip("torch")
-    from convcheck.engines.atheris import seed_cases
     from convcheck.judges import Judges
 
-    seeds = seed_cases()
+    seeds = list(ops.get().valid_cases())
     assert len({c.input.rank for c in seeds}) == 2 and any(c.transposed for c in seeds)
     with Judges(revision, jobs=1) as judges:
         judged = judges.judge(seeds)
@@ -85,7 +84,6 @@ def test_atheris_starts_from_valid_calls_that_show_no_finding(revision):
 def test_the_seeds_are_not_the_bundled_examples():
     from convcheck.campaign import example_cases
     from convcheck.case import Case
-    from convcheck.engines.atheris import seed_cases
 
     examples = {Case.loads(p.read_text()) for p in example_cases()}
-    assert not examples & set(seed_cases())
+    assert not examples & set(ops.get().valid_cases())

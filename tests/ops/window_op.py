@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+from convcheck import ops
 from convcheck.case import Case, TensorSpec
 from convcheck.fixedint import INT32_MAX, Arith
 from convcheck.frozen import frozen
@@ -107,7 +108,7 @@ def build_case(src: Source, small: bool = False) -> WindowCase:
     )
 
 
-class Window:
+class Window(ops.Op):
     name = "window"
     case_type = WindowCase
     revisions = MappingProxyType(

@@ -2,8 +2,8 @@
 
 What is here is all that is about this kernel: its checks in both revisions (``legacy``,
 ``current``, what they share in ``checks``), the torch mapping (``torch_oracle``), the
-intentional differences from torch, the upstream thread's bug classes, and the ExecuTorch
-targets (the 1.5.1 wheel, a user's checkout).
+intentional differences from torch, the upstream thread's bug classes, how its calls read
+in a report and shrink, and the ExecuTorch targets (the 1.5.1 wheel, a user's checkout).
 """
 
 from __future__ import annotations
@@ -12,13 +12,17 @@ from types import MappingProxyType
 
 from convcheck.model.steps import Revision
 from convcheck.ops import Op
-from convcheck.ops.convolution import current, legacy
+from convcheck.ops.convolution import current, known_bugs, legacy, report, shrink
 from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.checks import Call
-from convcheck.ops.convolution.generate import build_case, empty_input_with_strides_past_int32
+from convcheck.ops.convolution.generate import (
+    build_case,
+    empty_input_with_strides_past_int32,
+    valid_cases,
+)
 
 
-class Convolution:
+class Convolution(Op):
     name = "convolution"
     case_type = ConvolutionCase
     revisions = MappingProxyType(
@@ -36,6 +40,14 @@ class Convolution:
 
     build_case = staticmethod(build_case)
     rare = (empty_input_with_strides_past_int32,)
+
+    case_legend = report.CASE_LEGEND
+    describe_case = staticmethod(report.describe_case)
+    bug_class = staticmethod(known_bugs.bug_class)
+    report_groups = report.REPORT_GROUPS
+    valid_cases = staticmethod(valid_cases)
+    shrink_passes = MappingProxyType(shrink.SHRINK_PASSES)
+    list_length = staticmethod(shrink.list_length)
 
 
 OP: Op = Convolution()  # annotated: mypy holds it to the protocol

@@ -100,3 +100,47 @@ def empty_input_with_strides_past_int32(src: Source) -> ConvolutionCase:
         output_padding=(0, 0),
         groups=1,
     )
+
+
+def _t(*sizes: int, order: tuple[int, ...] | None = None) -> TensorSpec:
+    return TensorSpec(sizes, "float32", order)
+
+
+# A valid call, which legacy and current handle alike and correctly (tests/engine holds
+# them to that). 1-D and 2-D only: legacy rejects a 3-D convolution, so one would be the
+# reproducer of an over-strict check.
+_VALID = ConvolutionCase(
+    _t(1, 2, 5), _t(4, 2, 3), _t(4), _t(1, 4, 3), (1,), (0,), (1,), False, (0,), 1
+)
+_CHANNELS_LAST = (0, 2, 3, 1)
+
+
+def valid_cases() -> tuple[ConvolutionCase, ...]:
+    """Valid calls, none of them a finding: 1-D and 2-D, strided and padded, grouped,
+    transposed, channels-last, dilated."""
+    two_d = {"weight": _t(2, 3, 3, 3), "bias": None}
+    return (
+        _VALID,
+        _VALID.replace(
+            input=_t(1, 3, 6, 6), out=_t(1, 2, 3, 3), stride=(2, 2), padding=(1, 1), **two_d
+        ),
+        _VALID.replace(input=_t(2, 4, 5, 5), weight=_t(4, 2, 3, 3), out=_t(2, 4, 3, 3), groups=2),
+        _VALID.replace(
+            input=_t(1, 2, 4),
+            weight=_t(2, 3, 3),
+            bias=None,
+            out=_t(1, 3, 8),
+            stride=(2,),
+            padding=(1,),
+            transposed=True,
+            output_padding=(1,),
+        ),
+        _VALID.replace(
+            input=_t(1, 3, 4, 4, order=_CHANNELS_LAST),
+            out=_t(1, 2, 2, 2, order=_CHANNELS_LAST),
+            **two_d,
+        ),
+        _VALID.replace(
+            input=_t(1, 1, 7), weight=_t(1, 1, 2), bias=None, out=_t(1, 1, 5), dilation=(2,)
+        ),
+    )
