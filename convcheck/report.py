@@ -64,7 +64,7 @@ class BugRow:
     # one row.
     others: tuple[Finding, ...] = ()
     # What the bug is called: its upstream class, or the check of the fixed revision that
-    # stops its minimised case ("current: stride.range"); "" when neither says.
+    # stops its minimised case ("current: " and the check id); "" when neither says.
     bug: str = ""
     # Of a bug class the upstream thread names: known to the reader already.
     upstream: bool = False
@@ -149,11 +149,11 @@ def bug_rows(run) -> list[BugRow]:
         by_fix.setdefault(label, (name or "", upstream, []))[2].extend(members)
     standing = [(name, up, sorted(members, key=order)) for name, up, members in by_fix.values()]
     # Rows of one call side by side, within their block: the thread's classes, the others.
-    groups: dict[tuple[bool, bool, Case], list[tuple[str, bool, list[Finding]]]] = {}
+    by_call: dict[tuple[bool, bool, Case], list[tuple[str, bool, list[Finding]]]] = {}
     for name, upstream, members in sorted(standing, key=lambda item: item[2][0].key):
         first = members[0]
         key = (not first.about_kernel, not upstream, first.case)
-        groups.setdefault(key, []).append((name, upstream, members))
+        by_call.setdefault(key, []).append((name, upstream, members))
 
     def place(item):
         (apart, unnamed, _), bugs = item
@@ -166,7 +166,7 @@ def bug_rows(run) -> list[BugRow]:
         first_found = min(times, default=None)
         return BugRow(members[0], is_new, first_found, tuple(members[1:]), name, upstream)
 
-    return [row(*bug) for _, bugs in sorted(groups.items(), key=place) for bug in bugs]
+    return [row(*bug) for _, bugs in sorted(by_call.items(), key=place) for bug in bugs]
 
 
 def _as_kept(run) -> tuple[list[Finding], set[str]]:

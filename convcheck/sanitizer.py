@@ -136,7 +136,7 @@ def _ubsan_site(where: str, frames: list[re.Match | None]) -> str:
 def _sanitizer_kind(tool: str, message: str, following: list[str]) -> str:
     deadly = _DEADLY_SIGNAL.match(message)
     if deadly:
-        name, address = deadly.groups()
+        name, address = deadly.group(1, 2)
         # The zero page: a null pointer, or a small offset from one.
         if name == "SEGV" and address is not None and int(address, 16) < 4096:
             return "SEGV null"

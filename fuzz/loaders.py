@@ -39,7 +39,7 @@ def TestOneInput(data: bytes) -> None:
         except Exception as e:
             raise RuntimeError(f"{type(e).__name__}: {e}\ninput: {data[:2000]!r}") from e
         case = loaded if isinstance(loaded, Case) else loaded.case
-        if Case.loads(case.dumps()) != case:
+        if Case.loads(case.dumps(), op=case.OP) != case:
             raise RuntimeError(f"round trip changed the case\ninput: {data[:2000]!r}")
 
 

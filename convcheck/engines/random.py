@@ -1,9 +1,10 @@
 """The random engine, the default: the solver's cases first, then seeded bulk generation.
 
 Sampling is the fastest way through the case space, but a value band only a narrowed
-multiply trips on (13 cases per million for ``groups * w.size(1)`` in int32) waits for
-luck. So the engine first judges the solver's witnesses and width-band cases
-(``convcheck.solver.seeds``, cached on disk) when z3 is installed, then samples.
+multiply trips on (13 cases per million for convolution's product of its channels per
+group and its group count in int32) waits for luck. So the engine first judges the
+solver's witnesses and width-band cases (``convcheck.solver.seeds``, cached on disk)
+when z3 is installed, then samples.
 
 With shards (``--jobs N``, N >= 2) the samples are made where they are judged: each
 chunk is a stream of its own, named by the seed and the chunk's number

@@ -87,7 +87,7 @@ def predict(model_run: ModelRun, with_loops: bool) -> Outcome:
     """What the sanitized C kernel answers: it halts at the first undefined behaviour.
 
     ``with_loops`` is the run entry (data, loops); without, the check-only entry, where
-    the loops' bias load and bias reads never happen.
+    the loop steps (the op's revision's ``loop_steps``: its loads and reads) never happen.
     """
     event = model_run.first_ub(include_loops=with_loops)
     if event is not None:
@@ -113,7 +113,7 @@ class ModelFinding:
 def overflow_site(run: ModelRun) -> str:
     """Where the C arithmetic first left the exact one: the first operation that had
     undefined behaviour, narrowed or wrapped (an unsigned wrap is no event, yet it is
-    where a transposed size first goes wrong)."""
+    where a size computed in unsigned arithmetic first goes wrong)."""
     for step in run.steps:
         for op in step.ops:
             if op.flag:

@@ -147,7 +147,7 @@ def either(first: Any, second: Any) -> Any:
     sees (without it, its campaigns found a fifth fewer findings). On the solver's
     (``SymBool``), one condition ``first | second``: ``or`` would fork on the first
     and then on the second, and its two passing sides would double every path after it,
-    once per spatial dim (current's rank-5 transposed calls: 375 paths instead of 72).
+    once per spatial dim (convolution's current, rank 5: 375 paths instead of 72).
     """
     if isinstance(first, bool):
         return first or second

@@ -92,8 +92,8 @@ class Op(Protocol):
 
     def bug_class(self, signature: tuple[str, ...]) -> str | None:
         """The name of the known bug class (an upstream report's) a finding's signature
-        shows, None for none: the report names such rows and groups their findings. By
-        default the op knows no bug class."""
+        shows, None for none: the report names such rows and gathers each class's
+        findings in one. By default the op knows no bug class."""
         return None
 
     @property

@@ -53,3 +53,27 @@ def test_legacy_divides_by_zero_before_it_rejects():
     assert [(f.kind, f.site) for f in found] == [("ordering", "output_size.steps")]
     _, _, found = model.classify(window(kernel=(6,), stride=(0,)), "current")
     assert found == []
+
+
+def test_the_core_judges_and_shrinks_it_to_the_call_a_person_would_write():
+    from convcheck.judges import Judges
+    from convcheck.shrink import Shrinker
+
+    found = window(length=9, kernel=(2**62,), stride=(0,))
+    with Judges("legacy", op="window", use_native=False, use_torch=False) as judges:
+        [finding] = judges.evaluate([found])[0]
+        assert finding.signature == ("ordering", "output_size.steps")
+        shrinker = Shrinker(judges.keeps(finding.signature, found))
+        small = shrinker.shrink(found)
+    # The core's passes alone (the toy has none of its own): the stride stays the 0 it
+    # divides by, the kernel one more than the input is long.
+    assert small == window(length=1, kernel=(2,), stride=(0,))
+    assert "shrink_lists" in {p.name for p in shrinker.passes if p.shrinks}
+
+
+def test_its_case_line_names_each_argument_as_its_schema_does():
+    from convcheck.describe import describe_case
+
+    line = describe_case(window(kernel=(2**62,), stride=(0, 1)))
+    assert line == "input=f32[1,1,5] out=f32[1,1,1] kernel_size=[2^62] stride=[0,1]"
+    assert ops.get("window").case_legend == ops.Op.case_legend
