@@ -45,9 +45,10 @@ class Op(Protocol):
     and parameters, with ``to_json`` / ``from_json`` (``convcheck.case``). ``revisions``
     maps each revision name (``convcheck.model.REVISIONS``) to its steps.
 
-    The members from ``case_legend`` on are optional: an op class that subclasses
-    ``Op`` inherits the defaults written here, read off its schema or empty, and
-    overrides the ones it has more to say about (``convcheck/ops/convolution`` does).
+    The members from ``case_legend`` on are optional: an op's class subclasses ``Op``
+    (``class Window(ops.Op)``), inherits the defaults written here, read off its schema
+    or empty, and overrides the ones it has more to say about (convolution's does). A
+    class that does not subclass it must have every member: ``get`` checks them all.
     """
 
     # Read-only (properties): an op's own types may be narrower (its case type, say).
