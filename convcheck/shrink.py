@@ -335,6 +335,7 @@ class Shrinker:
                 self.consider(self.current.replace(**{arg.name: None}))
 
     def simplest_flags(self) -> None:
+        """Set each flag that is not at its simplest value (its schema's) to it."""
         for arg in _args(self.current, Bool):
             if getattr(self.current, arg.name) != arg.simplest:
                 self.consider(self.current.replace(**{arg.name: arg.simplest}))
