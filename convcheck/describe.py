@@ -1,8 +1,8 @@
 """A case in one line, for people: what a report, ``ci`` and ``prove`` print under a bug.
 
-Each op says how its calls read (``Op.describe_case``, its legend ``Op.case_legend``); the
-pieces here are the ones every op's line is made of, and ``by_schema`` the line of an op
-that says nothing: each argument under its own name.
+Each op may say how its calls read (``Op.describe_case``, its legend ``Op.case_legend``);
+the pieces here are the ones every op's line is made of, and ``by_schema`` the line of an
+op that says nothing: each argument under its own name.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from convcheck.schema import Bool, IntList, Tensor, schema_of
 __all__ = [
     "TENSOR_LEGEND",
     "by_schema",
+    "case_legend",
     "describe_case",
     "describe_int",
     "describe_ints",
@@ -67,8 +68,13 @@ def describe_tensor(tensor: TensorSpec) -> str:
 
 
 def describe_case(case: Any) -> str:
-    """The line its op writes for ``case`` (its legend: the op's ``case_legend``)."""
-    return ops.op_of(case).describe_case(case)
+    """The line ``case``'s op writes for it, else each argument by its name."""
+    return ops.op_of(case).describe_case(case) or by_schema(case)
+
+
+def case_legend(case: Any) -> str:
+    """How to read ``describe_case``'s line for ``case``."""
+    return ops.op_of(case).case_legend or TENSOR_LEGEND
 
 
 def by_schema(case: Any) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 from convcheck import corpus, files, model, ops
 from convcheck.case import Case
 from convcheck.check_ids import CHECK_IDS, Unknown
-from convcheck.describe import describe_case
+from convcheck.describe import case_legend, describe_case
 from convcheck.findings import Finding, FindingKind
 from convcheck.model import ModelFinding, ModelRun, predict
 from convcheck.outcome import ACCEPT, REJECT, Outcome
@@ -314,7 +314,7 @@ def format_table(rows: list[BugRow], fold: Fold = FOLDS[0]) -> list[str]:
 
 def case_legends(rows: Iterable[BugRow]) -> list[str]:
     """How to read the case lines of ``rows``: their ops' legends, each once."""
-    return list(dict.fromkeys(ops.op_of(row.finding.case).case_legend for row in rows))
+    return list(dict.fromkeys(case_legend(row.finding.case) for row in rows))
 
 
 def torch_folder(run, args) -> Path | None:

@@ -45,10 +45,11 @@ class Op(Protocol):
     and parameters, with ``to_json`` / ``from_json`` (``convcheck.case``). ``revisions``
     maps each revision name (``convcheck.model.REVISIONS``) to its steps.
 
-    The members from ``case_legend`` on are optional: an op's class subclasses ``Op``
-    (``class Window(ops.Op)``), inherits the defaults written here, read off its schema
-    or empty, and overrides the ones it has more to say about (convolution's does). A
-    class that does not subclass it must have every member: ``get`` checks them all.
+    The members from ``describe_case`` on are optional: an op's class subclasses ``Op``
+    (``class Window(ops.Op)``), inherits the defaults written here, which say nothing
+    (the core then does without, or reads the schema), and overrides the ones it has
+    more to say about (convolution's does). A class that does not subclass ``Op`` must
+    have every member: ``get`` checks them all.
     """
 
     # Read-only (properties): an op's own types may be narrower (its case type, say).
@@ -75,21 +76,17 @@ class Op(Protocol):
 
     # -- optional members ------------------------------------------------------------
 
-    @property
-    def case_legend(self) -> str:
-        """How to read ``describe_case``'s line, for the report's legend. By default the
-        tensors' notation alone."""
-        from convcheck.describe import TENSOR_LEGEND
-
-        return TENSOR_LEGEND
-
-    def describe_case(self, case: Any) -> str:
+    def describe_case(self, case: Any) -> str | None:
         """One line for a report: every tensor with its own dtype, sizes and dim order,
-        then the other arguments. By default each argument by its name, as
-        ``convcheck.describe.by_schema`` writes it."""
-        from convcheck.describe import by_schema
+        then the other arguments. By default None: the core writes each argument by its
+        name (``convcheck.describe.by_schema``)."""
+        return None
 
-        return by_schema(case)
+    @property
+    def case_legend(self) -> str | None:
+        """How to read ``describe_case``'s line, for the report's legend. By default
+        None: the core's legend of its own line (``convcheck.describe.TENSOR_LEGEND``)."""
+        return None
 
     def bug_class(self, signature: tuple[str, ...]) -> str | None:
         """The name of the known bug class (an upstream report's) a finding's signature

@@ -72,8 +72,8 @@ def test_the_core_judges_and_shrinks_it_to_the_call_a_person_would_write():
 
 
 def test_its_case_line_names_each_argument_as_its_schema_does():
-    from convcheck.describe import TENSOR_LEGEND, describe_case
+    from convcheck.describe import TENSOR_LEGEND, case_legend, describe_case
 
     line = describe_case(window(kernel=(2**62,), stride=(0, 1)))
     assert line == "input=f32[1,1,5] out=f32[1,1,1] kernel_size=[2^62] stride=[0,1]"
-    assert ops.get("window").case_legend == TENSOR_LEGEND
+    assert case_legend(window()) == TENSOR_LEGEND
