@@ -19,7 +19,7 @@ import time
 from itertools import islice
 from typing import TYPE_CHECKING
 
-from convcheck import generate
+from convcheck import generate, ops
 from convcheck.case import Case
 
 if TYPE_CHECKING:
@@ -33,7 +33,10 @@ SOLVING_SHARE = 0.25
 def explore(campaign: Campaign, seed: int, solved: bool = True) -> None:
     if campaign.shards is not None:
         campaign.shards.warm(campaign.deadline)  # while the solver's cases are made
-    if solved and importlib.util.find_spec("z3") is not None:
+    # The solver's cached cases are the default op's calls (its shapes are that op's so
+    # far): another op's campaign samples from the start.
+    default_op = campaign.judges.op == ops.DEFAULT_OP
+    if solved and default_op and importlib.util.find_spec("z3") is not None:
         from convcheck.solver.seeds import seed_cases
 
         deadline = campaign.deadline

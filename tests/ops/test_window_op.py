@@ -1,18 +1,19 @@
-"""A toy op plugs in without touching the core: fuzzed, minimised and proven by it.
+"""A toy op plugs in without touching the core: fuzzed and minimised by it.
 
 ``window_op.py`` declares a case type, two revisions and a construction, nothing more.
 Its ``legacy`` divides by the stride and subtracts the kernel size before it checks
 either; the core's judges (model and exact arithmetic: the toy has no C kernel and no
-torch mapping) must find both bugs, shrink each to the call a person would write, and
-the solver must witness them on ``legacy`` and prove ``current``.
+torch mapping) must find both bugs and shrink each to the call a person would write.
 """
 
 import pytest
 from window_op import WindowCase
 
-from convcheck import model, ops
+from convcheck import engines, model, ops
+from convcheck.campaign import Budget, Campaign
 from convcheck.case import Case, TensorSpec
 from convcheck.errors import InvalidCase
+from convcheck.judges import Judges
 
 
 def window(length=5, kernel=(3,), stride=(1,)):
@@ -77,3 +78,32 @@ def test_its_case_line_names_each_argument_as_its_schema_does():
     line = describe_case(window(kernel=(2**62,), stride=(0, 1)))
     assert line == "input=f32[1,1,5] out=f32[1,1,1] kernel_size=[2^62] stride=[0,1]"
     assert case_legend(window()) == TENSOR_LEGEND
+
+
+def campaign(revision, cases=3000, seed=1):
+    with Judges(revision, op="window", use_native=False, use_torch=False) as judges:
+        run = Campaign(judges, budget=Budget(cases=cases))
+        run.explore(engines.load("random"), seed)
+        run.minimize_all()
+        return {f.key: f.case for f in run.found.values()}
+
+
+def test_a_legacy_campaign_finds_both_bugs_and_shrinks_each():
+    """The random engine builds the toy's calls; the model and exact arithmetic judge
+    them; the shrinker takes each to the call a person writes. Both bugs are orderings:
+    the division by a stride of 0 and the subtraction of a huge negative kernel size
+    happen before the checks that reject those calls."""
+    found = campaign("legacy")
+    divided = found["ordering | output_size.steps"]
+    # A stride of 0, and a kernel one longer than the input, which kernel.gt_input rejects
+    # after the division: the input may be empty or one long, both as small as it gets.
+    assert divided.stride == (0,) and divided.input.sizes[:2] == (1, 1), divided
+    assert divided.kernel_size == (divided.input.sizes[2] + 1,), divided
+    # The kernel size nearest 1 whose subtraction from a length of 1 leaves int64.
+    spanned = window(length=1, kernel=(-(2**63) + 1,), stride=(1,))
+    assert found["ordering | output_size.span"] == spanned
+    assert len(found) == 2, sorted(found)
+
+
+def test_a_current_campaign_finds_nothing():
+    assert campaign("current") == {}
