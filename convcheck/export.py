@@ -1,0 +1,133 @@
+"""Corpus entries in upstream's own form: ``convcheck export gtest`` (a GoogleTest per
+entry, for the kernel's test file) and ``convcheck export issue`` (the report in Markdown).
+
+What is about one kernel (its test utilities, its fixed check, its bug classes) is the
+op's: the module ``upstream`` of its package (``convcheck/ops/convolution/upstream.py``).
+Here: loading entries, the sanitizer's frame an entry recorded, and the report's layout.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+from types import ModuleType
+
+from convcheck import corpus, ops
+from convcheck.errors import ConvcheckError
+
+__all__ = ["first_frame", "gtest_file", "issue", "upstream_of"]
+
+
+def upstream_of(op: ops.Op) -> ModuleType:
+    """The op's ``upstream`` module; an op without one cannot be exported."""
+    name = f"{type(op).__module__}.upstream"
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if e.name != name:
+            raise
+        raise ConvcheckError(f"op {op.name}: no upstream export ({name})") from None
+
+
+def load(paths: list[str], op: str | None) -> list[corpus.Entry]:
+    entries = [corpus.load(Path(p)) for p in paths]
+    for entry in entries:
+        if op is not None and ops.op_of(entry.case).name != op:
+            raise ConvcheckError(f"{entry.path}: an entry of op {ops.op_of(entry.case).name}")
+    return entries
+
+
+def recorded(entry: corpus.Entry) -> dict:
+    """The entry's file as written: its outcomes and torch version (``corpus.Entry`` keeps
+    neither)."""
+    assert entry.path is not None
+    return json.loads(entry.path.read_text())
+
+
+def outcomes(entry: corpus.Entry) -> dict:
+    return recorded(entry).get("outcomes", {})
+
+
+def first_frame(entry: corpus.Entry) -> str | None:
+    """Where the target's sanitizer stopped, as the entry recorded it."""
+    for judge in ("native", "native_run"):
+        crash = outcomes(entry).get(judge, {}).get("crash")
+        if crash:
+            return f"{crash['kind']} at {crash['site']}"
+    return None
+
+
+def gtest(entry: corpus.Entry) -> str:
+    upstream = upstream_of(ops.op_of(entry.case))
+    return upstream.gtest(entry.case, entry.name, entry.key, first_frame(entry))
+
+
+def gtest_file(entries: list[corpus.Entry]) -> str:
+    """One test per entry, to paste into the kernel's test file."""
+    head = "// Written by `convcheck export gtest`: one test per corpus entry.\n\n"
+    return head + "\n".join(gtest(entry) for entry in entries)
+
+
+def issue(entry: corpus.Entry, run: dict | None) -> str:
+    """The upstream report for ``entry``. ``run``: what running its test on a checkout
+    gave (``report``, the trimmed sanitizer or failure text; ``environment``), if it ran."""
+    upstream = upstream_of(ops.op_of(entry.case))
+    label = upstream.bug_class(entry.signature) or entry.key
+    frame = first_frame(entry)
+    function = (run or {}).get("function") or upstream.FUNCTION
+    torch = outcomes(entry).get("torch", {})
+    torch_line = torch.get("verdict", "not run")
+    if torch.get("check"):
+        torch_line += f" ({torch['check']})"
+    message = (torch.get("outcome") or {}).get("detail") or torch.get("detail")
+    check, row = upstream.fix(entry.case)
+    lines = [
+        f"# `{function}`: {label}",
+        "",
+        f"convcheck signature: `{entry.key}`"
+        + (f"; first frame on convcheck's model kernel: `{frame}`" if frame else ""),
+        "",
+        "## The call",
+        "",
+        "```json",
+        json.dumps(entry.case.to_json(), indent=None),
+        "```",
+        "",
+        "## What the kernel does",
+        "",
+    ]
+    if run is not None:
+        lines += ["```", run["report"].rstrip(), "```", ""]
+    else:
+        lines += ["(not run on a checkout: `convcheck export issue --source DIR`)", ""]
+    lines += [
+        "## What torch does with the same call",
+        "",
+        f"torch {recorded(entry).get('torch_version', '(unknown)')}: {torch_line}"
+        + (f": `{message}`" if message else ""),
+        "",
+        "## The fix",
+        "",
+    ]
+    if check is None:
+        lines.append("The fixed kernel accepts this call (the test asserts its out sizes).")
+    else:
+        lines.append(f"Reject the call with the check `{check}` before the arithmetic that fails.")
+        if row:
+            lines += ["", "From convcheck's `docs/checks.md` (the fixed kernel's checks):", "", row]
+    if run is not None:
+        lines += ["", "## Environment", ""]
+        lines += [f"- {key}: {value}" for key, value in run["environment"].items()]
+    lines += [
+        "",
+        "## Test",
+        "",
+        f"For `{upstream.TEST_FILE}`; it fails on the kernel as it is and passes with the fix:",
+        "",
+        "```cpp",
+        gtest(entry).rstrip(),
+        "```",
+        "",
+    ]
+    return "\n".join(lines)

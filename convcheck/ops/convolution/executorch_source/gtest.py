@@ -1,0 +1,177 @@
+"""Running exported GoogleTests (``convcheck export gtest``) against a user's ExecuTorch
+checkout, sanitized.
+
+The tests are compiled with the translation units the source target compiles
+(``build.SOURCES``), ExecuTorch's test utilities (``TensorFactory``, ``TestUtil.h``), the
+fixture ``op_convolution_test.cpp`` declares (rewritten here: that file's generated
+operator header needs ExecuTorch's codegen), and GoogleTest from the system (Debian:
+``libgtest-dev``, ``libgmock-dev``: the test utilities use gmock's matchers). Each test runs in its own process: with ``-fno-sanitize-recover`` a
+sanitizer report ends the process, and the tests after it would never run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from convcheck.errors import ConvcheckError
+from convcheck.native.build import _first_error, compiler
+from convcheck.ops.convolution.executorch_source.build import C10_INCLUDE, FLAGS, SOURCES, checkout
+
+# Beyond the kernel's units: the runtime's init, the default platform layer (the source
+# target brings its own in its adapter), and the tensor comparisons of the test utilities.
+TEST_SOURCES = (
+    "runtime/platform/runtime.cpp",
+    "runtime/platform/default/posix.cpp",
+    "runtime/core/exec_aten/testing_util/tensor_util.cpp",
+)
+TEST_FLAGS = tuple(flag for flag in FLAGS if flag not in ("-shared", "-fPIC"))
+
+# The fixture of kernels/test/op_convolution_test.cpp, calling the portable kernel directly.
+HARNESS = """\
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+
+#include <executorch/kernels/test/TestUtil.h>
+#include <executorch/runtime/core/exec_aten/exec_aten.h>
+#include <executorch/runtime/core/exec_aten/testing_util/tensor_factory.h>
+#include <executorch/runtime/core/exec_aten/testing_util/tensor_util.h>
+#include <gtest/gtest.h>
+
+using executorch::aten::ArrayRef;
+using executorch::aten::IntArrayRef;
+using executorch::aten::ScalarType;
+using executorch::aten::Tensor;
+using executorch::runtime::TensorShapeDynamism;
+using std::optional;
+using torch::executor::testing::TensorFactory;
+
+namespace torch::executor::native {
+Tensor& convolution_out(KernelRuntimeContext& ctx, const Tensor& in, const Tensor& weight,
+                        const optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding,
+                        IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
+                        int64_t groups, Tensor& out);
+}
+
+class OpConvOutTest : public OperatorTest {
+ protected:
+  Tensor& op_convolution_out(const Tensor& input, const Tensor& weight,
+                             const optional<Tensor>& bias, ArrayRef<int64_t> stride,
+                             ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                             bool transposed, ArrayRef<int64_t> output_padding,
+                             int64_t groups, Tensor& out) {
+    return torch::executor::native::convolution_out(context_, input, weight, bias, stride,
+                                                    padding, dilation, transposed,
+                                                    output_padding, groups, out);
+  }
+};
+
+#include TESTS
+"""
+
+
+@dataclass(frozen=True)
+class TestResult:
+    name: str
+    passed: bool
+    # "" when passed; else the sanitizer's report, or GoogleTest's failure text
+    report: str
+    sanitizer: bool
+
+    def describe(self) -> str:
+        if self.passed:
+            return f"PASS  {self.name}"
+        how = "sanitizer" if self.sanitizer else "expectation"
+        first = next((line for line in self.report.splitlines() if line.strip()), "")
+        return f"FAIL  {self.name}: {how}: {first.strip()}"
+
+
+def build(source: str | os.PathLike, tests: Path, scratch: Path) -> Path:
+    """The test binary for ``tests`` (a file of ``TEST_F(OpConvOutTest, ...)``) against the
+    checkout ``source``, built in ``scratch``."""
+    root = checkout(source)
+    if not tests.is_file():
+        raise ConvcheckError(f"--gtest {tests}: no such file")
+    cxx = compiler("C++", ("clang++", "g++"))
+    os.symlink(root, scratch / "executorch")
+    harness = scratch / "harness.cpp"
+    harness.write_text(HARNESS)
+    binary = scratch / "convcheck-gtest"
+    command = [
+        cxx,
+        *TEST_FLAGS,
+        f"-I{scratch}",
+        f"-I{root / C10_INCLUDE}",
+        f'-DTESTS="{tests.resolve()}"',
+        "-o",
+        str(binary),
+        str(harness),
+        *(str(root / relative) for relative in (*SOURCES, *TEST_SOURCES)),
+        "-lgmock",
+        "-lgtest",
+        "-lgtest_main",
+        "-pthread",
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        hint = (
+            " (GoogleTest: apt-get install libgtest-dev libgmock-dev)"
+            if "gtest" in done.stderr
+            else ""
+        )
+        raise ConvcheckError(
+            f"building the tests {tests} against {root} with {cxx}: "
+            f"{_first_error(done.stderr)}{hint}"
+        )
+    return binary
+
+
+_SANITIZER = re.compile(r"runtime error:|ERROR: AddressSanitizer|ERROR: UndefinedBehavior")
+
+
+def run(binary: Path, timeout: float = 120) -> list[TestResult]:
+    """Each test of ``binary`` in its own process, in the order the file has them."""
+    listed = subprocess.run(
+        [str(binary), "--gtest_list_tests"], capture_output=True, text=True, check=True
+    ).stdout
+    names, suite = [], ""
+    for line in listed.splitlines():
+        if not line.startswith(" "):
+            suite = line.strip()
+        else:
+            names.append(suite + line.split("#")[0].strip())
+    env = dict(os.environ, UBSAN_OPTIONS="print_stacktrace=1")
+    results = []
+    for name in names:
+        done = subprocess.run(
+            [str(binary), f"--gtest_filter={name}"],
+            capture_output=True,
+            text=True,
+            check=False,
+            env=env,
+            timeout=timeout,
+        )
+        text = done.stdout + done.stderr
+        found = _SANITIZER.search(text)
+        if done.returncode == 0:
+            results.append(TestResult(name, True, "", False))
+        elif found:
+            start = text.rfind("\n", 0, found.start()) + 1
+            results.append(TestResult(name, False, text[start:], True))
+        else:
+            failure = "\n".join(
+                line for line in text.splitlines() if "Failure" in line or "Expected" in line
+            )
+            results.append(TestResult(name, False, failure or text, False))
+    return results
+
+
+def run_tests(source: str | os.PathLike, tests: Path) -> list[TestResult]:
+    """Build ``tests`` against the checkout ``source`` and run each."""
+    with tempfile.TemporaryDirectory(prefix="convcheck-gtest-") as scratch:
+        return run(build(source, tests, Path(scratch)))
