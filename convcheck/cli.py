@@ -29,6 +29,7 @@ from convcheck.commands import (
     cmd_target,
 )
 from convcheck.errors import ConvcheckError
+from convcheck.export import cmd_export
 from convcheck.validation import check_positive_int, check_seconds
 
 ERROR = 2
@@ -263,7 +264,22 @@ def _parser() -> _Parser:
     target = sub.add_parser("target", help="build a target from its sources; print its library")
     target.add_argument("kind", choices=["executorch"])
     target.add_argument("--source", required=True, help="the ExecuTorch checkout to build")
+    target.add_argument(
+        "--gtest",
+        metavar="FILE",
+        help="build these tests (convcheck export gtest) against it, sanitized, and run each",
+    )
     target.set_defaults(func=cmd_target)
+
+    export = sub.add_parser("export", help="corpus entries in upstream's form: tests, reports")
+    export.add_argument("form", choices=["gtest", "issue"])
+    export.add_argument("entries", nargs="+", metavar="ENTRY", help="corpus entries")
+    export.add_argument("--op", choices=ops.names(), help="the entries' op (checked)")
+    export.add_argument(
+        "--source", help="issue: run the entry's test on this ExecuTorch checkout, sanitized"
+    )
+    export.add_argument("--commit", help="issue: the checkout's ExecuTorch commit, if not git")
+    export.set_defaults(func=cmd_export)
     return parser
 
 

@@ -426,6 +426,12 @@ def cmd_build(args, stdout: TextIO, stderr: TextIO) -> int:
 def cmd_target(args, stdout: TextIO, stderr: TextIO) -> int:
     from convcheck.ops.convolution.executorch_source import PREFIX, build_target
 
+    if args.gtest is not None:
+        from convcheck.export import run_gtests
+        from convcheck.ops.convolution import upstream
+
+        return run_gtests(upstream, args.source, Path(args.gtest), stdout)
+
     stdout.write(f"{build_target(args.source)}\n")
     stderr.write(f"use it as: --target {PREFIX}{args.source}\n")
     return OK

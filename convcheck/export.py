@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import importlib
 import json
+import tempfile
 from pathlib import Path
 from types import ModuleType
+from typing import TextIO
 
 from convcheck import corpus, ops
 from convcheck.errors import ConvcheckError
 
-__all__ = ["first_frame", "gtest_file", "issue", "upstream_of"]
+__all__ = ["cmd_export", "first_frame", "gtest_file", "issue", "run_gtests", "upstream_of"]
 
 
 def upstream_of(op: ops.Op) -> ModuleType:
@@ -131,3 +133,38 @@ def issue(entry: corpus.Entry, run: dict | None) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def cmd_export(args, stdout: TextIO, stderr: TextIO) -> int:
+    """``convcheck export gtest ENTRY...`` / ``convcheck export issue ENTRY``."""
+    entries = load(args.entries, args.op)
+    if args.form == "gtest":
+        stdout.write(gtest_file(entries))
+        return 0
+    if len(entries) != 1:
+        raise ConvcheckError(f"export issue: one entry, not {len(entries)}")
+    (entry,) = entries
+    run = None
+    if args.source is not None:
+        runner = upstream_of(ops.op_of(entry.case))
+        with tempfile.TemporaryDirectory(prefix="convcheck-export-") as scratch:
+            tests = Path(scratch) / "test.cpp"
+            tests.write_text(gtest(entry))
+            (result,) = runner.run_tests(args.source, tests)
+        run = {
+            "report": result.report if not result.passed else "(the test passes: no bug)",
+            "function": result.function,
+            "environment": runner.environment(args.source, args.commit),
+        }
+    stdout.write(issue(entry, run))
+    return 0
+
+
+def run_gtests(upstream: ModuleType, source: str, tests: Path, stdout: TextIO) -> int:
+    """``convcheck target executorch --source DIR --gtest FILE``, for the op whose
+    ``upstream`` module is given: each test's result; exit 1 when one fails."""
+    results = upstream.run_tests(source, tests)
+    stdout.writelines(f"{r.describe()}\n" for r in results)
+    failed = sum(not r.passed for r in results)
+    stdout.write(f"{len(results)} tests, {failed} failed\n")
+    return 1 if failed else 0

@@ -23,9 +23,19 @@ from pathlib import Path
 from convcheck import model
 from convcheck.case import TensorSpec, channels_last_order
 from convcheck.ops.convolution.case import ConvolutionCase
+from convcheck.ops.convolution.executorch_source.gtest import environment, run_tests
 from convcheck.ops.convolution.known_bugs import bug_class
 
-__all__ = ["FUNCTION", "TEST_FILE", "bug_class", "fix", "gtest", "test_name"]
+__all__ = [
+    "FUNCTION",
+    "TEST_FILE",
+    "bug_class",
+    "environment",
+    "fix",
+    "gtest",
+    "run_tests",
+    "test_name",
+]
 
 # The kernel's function, and the test file its tests go in, in ExecuTorch's tree.
 FUNCTION = "convolution_out"

@@ -5,8 +5,9 @@ The tests are compiled with the translation units the source target compiles
 (``build.SOURCES``), ExecuTorch's test utilities (``TensorFactory``, ``TestUtil.h``), the
 fixture ``op_convolution_test.cpp`` declares (rewritten here: that file's generated
 operator header needs ExecuTorch's codegen), and GoogleTest from the system (Debian:
-``libgtest-dev``, ``libgmock-dev``: the test utilities use gmock's matchers). Each test runs in its own process: with ``-fno-sanitize-recover`` a
-sanitizer report ends the process, and the tests after it would never run.
+``libgtest-dev`` and ``libgmock-dev``, whose matchers the test utilities use). Each test
+runs in its own process: with ``-fno-sanitize-recover`` a sanitizer report ends the
+process, and the tests after it would never run.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from convcheck.errors import ConvcheckError
-from convcheck.native.build import _first_error, compiler
+from convcheck.native.build import _compiler_version, _first_error, compiler
 from convcheck.ops.convolution.executorch_source.build import C10_INCLUDE, FLAGS, SOURCES, checkout
 
 # Beyond the kernel's units: the runtime's init, the default platform layer (the source
@@ -79,9 +80,16 @@ class OpConvOutTest : public OperatorTest {
 class TestResult:
     name: str
     passed: bool
-    # "" when passed; else the sanitizer's report, or GoogleTest's failure text
+    # "" when passed; else the sanitizer's report (to the test's own frame), or
+    # GoogleTest's failure lines; paths relative to the checkout's parent
     report: str
     sanitizer: bool
+
+    @property
+    def function(self) -> str | None:
+        """The function of the sanitizer's first frame, without namespace or arguments."""
+        frame = re.search(r"#0 0x[0-9a-f]+ in (\S+)", self.report)
+        return re.split(r"[<(]", frame.group(1))[0].rpartition("::")[2] if frame else None
 
     def describe(self) -> str:
         if self.passed:
@@ -134,8 +142,24 @@ def build(source: str | os.PathLike, tests: Path, scratch: Path) -> Path:
 _SANITIZER = re.compile(r"runtime error:|ERROR: AddressSanitizer|ERROR: UndefinedBehavior")
 
 
-def run(binary: Path, timeout: float = 120) -> list[TestResult]:
-    """Each test of ``binary`` in its own process, in the order the file has them."""
+def _trim(text: str, shown: dict[str, str]) -> str:
+    """A sanitizer report from its error line to the test's own frame, machine paths
+    replaced by what they are (``shown``: path -> name)."""
+    lines = text.splitlines()
+    kept = []
+    for line in lines:
+        kept.append(line)
+        if "TestBody" in line or line.startswith("SUMMARY"):
+            break
+    trimmed = "\n".join(kept)
+    for path, name in sorted(shown.items(), key=lambda item: -len(item[0])):
+        trimmed = trimmed.replace(path, name)
+    return trimmed
+
+
+def run(binary: Path, shown: dict[str, str], timeout: float = 120) -> list[TestResult]:
+    """Each test of ``binary`` in its own process, in the order the file has them;
+    ``shown`` names the paths a report may hold (path -> name)."""
     listed = subprocess.run(
         [str(binary), "--gtest_list_tests"], capture_output=True, text=True, check=True
     ).stdout
@@ -162,16 +186,42 @@ def run(binary: Path, timeout: float = 120) -> list[TestResult]:
             results.append(TestResult(name, True, "", False))
         elif found:
             start = text.rfind("\n", 0, found.start()) + 1
-            results.append(TestResult(name, False, text[start:], True))
+            results.append(TestResult(name, False, _trim(text[start:], shown), True))
         else:
             failure = "\n".join(
                 line for line in text.splitlines() if "Failure" in line or "Expected" in line
             )
-            results.append(TestResult(name, False, failure or text, False))
+            results.append(TestResult(name, False, _trim(failure or text, shown), False))
     return results
 
 
 def run_tests(source: str | os.PathLike, tests: Path) -> list[TestResult]:
     """Build ``tests`` against the checkout ``source`` and run each."""
+    root = checkout(source)
     with tempfile.TemporaryDirectory(prefix="convcheck-gtest-") as scratch:
-        return run(build(source, tests, Path(scratch)))
+        shown = {
+            f"{scratch}/": "",
+            f"{root}/": "executorch/",
+            str(tests.resolve()): tests.name,
+        }
+        return run(build(root, tests, Path(scratch)), shown)
+
+
+def environment(source: str | os.PathLike, commit: str | None) -> dict[str, str]:
+    """What an issue report says the tests ran on: ExecuTorch's commit (``commit``, else
+    the checkout's own if it is a git work tree), the compiler and the flags."""
+    root = checkout(source)
+    if commit is None:
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        commit = head.stdout.strip() if head.returncode == 0 else "(not a git checkout)"
+    cxx = compiler("C++", ("clang++", "g++"))
+    return {
+        "ExecuTorch commit": commit,
+        "compiler": _compiler_version(cxx).splitlines()[0],
+        "flags": " ".join(TEST_FLAGS),
+    }
