@@ -18,7 +18,15 @@ from typing import TextIO
 from convcheck import corpus, ops
 from convcheck.errors import ConvcheckError
 
-__all__ = ["cmd_export", "first_frame", "gtest_file", "issue", "run_gtests", "upstream_of"]
+__all__ = [
+    "cmd_export",
+    "first_frame",
+    "gtest_file",
+    "issue",
+    "run_gtests",
+    "torch_issue",
+    "upstream_of",
+]
 
 
 def upstream_of(op: ops.Op) -> ModuleType:
@@ -52,11 +60,13 @@ def outcomes(entry: corpus.Entry) -> dict:
 
 
 def first_frame(entry: corpus.Entry) -> str | None:
-    """Where the target's sanitizer stopped, as the entry recorded it."""
+    """Where the sanitizer stopped, as the entry recorded it, and on what: the entry's
+    target, or convcheck's own C kernel of the entry's revision."""
+    where = entry.target or f"convcheck's {entry.revision} kernel"
     for judge in ("native", "native_run"):
         crash = outcomes(entry).get(judge, {}).get("crash")
         if crash:
-            return f"{crash['kind']} at {crash['site']}"
+            return f"{crash['kind']} at {crash['site']} ({where})"
     return None
 
 
@@ -71,13 +81,42 @@ def gtest_file(entries: list[corpus.Entry]) -> str:
     return head + "\n".join(gtest(entry) for entry in entries)
 
 
+def torch_issue(entry: corpus.Entry) -> str:
+    """The report of one of torch's own bugs (``corpus/torch/``): the call as a script."""
+    upstream = upstream_of(ops.op_of(entry.case))
+    torch = outcomes(entry).get("torch", {})
+    crash = torch.get("crash") or {}
+    what = f"{crash['kind']} in `{crash['site']}`" if crash else entry.explanation
+    return "\n".join(
+        [
+            f"# torch {recorded(entry).get('torch_version')}: {what}",
+            "",
+            f"convcheck signature: `{entry.key}`",
+            "",
+            "## The call",
+            "",
+            "```python",
+            upstream.torch_repro(entry.case),
+            "```",
+            "",
+            "## What torch does",
+            "",
+            entry.explanation,
+            "",
+        ]
+    )
+
+
 def issue(entry: corpus.Entry, run: dict | None) -> str:
     """The upstream report for ``entry``. ``run``: what running its test on a checkout
     gave (``report``, the trimmed sanitizer or failure text; ``environment``), if it ran."""
     upstream = upstream_of(ops.op_of(entry.case))
     label = upstream.bug_class(entry.signature) or entry.key
     frame = first_frame(entry)
-    function = (run or {}).get("function") or upstream.FUNCTION
+    inner = (run or {}).get("function")
+    function = f"`{upstream.FUNCTION}`" + (
+        f" (in `{inner}`)" if inner and inner != upstream.FUNCTION else ""
+    )
     torch = outcomes(entry).get("torch", {})
     torch_line = torch.get("verdict", "not run")
     if torch.get("check"):
@@ -85,10 +124,10 @@ def issue(entry: corpus.Entry, run: dict | None) -> str:
     message = (torch.get("outcome") or {}).get("detail") or torch.get("detail")
     check, row = upstream.fix(entry.case)
     lines = [
-        f"# `{function}`: {label}",
+        f"# {function}: {label}",
         "",
         f"convcheck signature: `{entry.key}`"
-        + (f"; first frame on convcheck's model kernel: `{frame}`" if frame else ""),
+        + (f"; sanitizer's first frame: {frame}" if frame else ""),
         "",
         "## The call",
         "",
@@ -125,7 +164,8 @@ def issue(entry: corpus.Entry, run: dict | None) -> str:
         "",
         "## Test",
         "",
-        f"For `{upstream.TEST_FILE}`; it fails on the kernel as it is and passes with the fix:",
+        f"For `{upstream.TEST_FILE}`: it fails on the kernel as it is (above) and passes once "
+        "the kernel rejects the call:",
         "",
         "```cpp",
         gtest(entry).rstrip(),
@@ -144,6 +184,9 @@ def cmd_export(args, stdout: TextIO, stderr: TextIO) -> int:
     if len(entries) != 1:
         raise ConvcheckError(f"export issue: one entry, not {len(entries)}")
     (entry,) = entries
+    if entry.kind == "torch-bug":
+        stdout.write(torch_issue(entry))
+        return 0
     run = None
     if args.source is not None:
         runner = upstream_of(ops.op_of(entry.case))

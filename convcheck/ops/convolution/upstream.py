@@ -35,6 +35,7 @@ __all__ = [
     "gtest",
     "run_tests",
     "test_name",
+    "torch_repro",
 ]
 
 # The kernel's function, and the test file its tests go in, in ExecuTorch's tree.
@@ -261,7 +262,7 @@ def gtest(case: ConvolutionCase, name: str, signature: str, first_frame: str | N
     )
     comment = [
         f"// convcheck: {signature}",
-        *([f"// sanitizer, first frame: {first_frame}"] if first_frame else []),
+        *([f"// sanitizer's first frame: {first_frame}"] if first_frame else []),
         f"// {verdict}.",
     ]
     return "\n".join(
@@ -290,3 +291,28 @@ def fix(case: ConvolutionCase) -> tuple[str | None, str | None]:
         if f"`{check}`" in line or (f"`{step}`" in line and f"`.{suffix}`" in line):
             return check, line
     return check, None
+
+
+def torch_repro(case: ConvolutionCase) -> str:
+    """A Python script that makes ``case``'s call in torch, with oneDNN and without."""
+    dtype = case.input.dtype
+    tensors = [
+        f"{name} = torch.zeros({list(spec.sizes)}, dtype=torch.{dtype})"
+        for name, spec in (("input", case.input), ("weight", case.weight), ("bias", case.bias))
+        if spec is not None
+    ]
+    call = (
+        f"torch.ops.aten.convolution(input, weight, {'bias' if case.bias else 'None'}, "
+        f"{list(case.stride)}, {list(case.padding)}, {list(case.dilation)}, "
+        f"{case.transposed}, {list(case.output_padding)}, {case.groups})"
+    )
+    return "\n".join(
+        [
+            "import torch",
+            "",
+            *tensors,
+            "with torch.backends.mkldnn.flags(enabled=False):",
+            f"    print({call}.shape)  # without oneDNN",
+            f"print({call}.shape)  # with oneDNN (the default)",
+        ]
+    )

@@ -88,8 +88,13 @@ class TestResult:
     @property
     def function(self) -> str | None:
         """The function of the sanitizer's first frame, without namespace or arguments."""
-        frame = re.search(r"#0 0x[0-9a-f]+ in (\S+)", self.report)
-        return re.split(r"[<(]", frame.group(1))[0].rpartition("::")[2] if frame else None
+        frame = re.search(r"#0 0x[0-9a-f]+ in (.+)", self.report)
+        if frame is None:
+            return None
+        # "void ns::name<int, ...>(int const*, ...) file:line": the name without its
+        # return type, template arguments, parameters and namespace
+        declared = frame.group(1).split("(")[0].split("<")[0]
+        return declared.split()[-1].rpartition("::")[2]
 
     def describe(self) -> str:
         if self.passed:
