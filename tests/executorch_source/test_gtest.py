@@ -24,19 +24,20 @@ INT32_STRIDES = [
     CORPUS / "crash-signed-integer-overflow-out-strides-dim-cc7a787d.json",
     CORPUS / "crash-signed-integer-overflow-wrapper-strides-input-dim-358c9839.json",
 ]
-# A call both kernels accept, small enough for values: its test passes on the checkout.
-VALID = {
-    "input": {"sizes": [1, 2, 5], "dtype": "float32"},
-    "weight": {"sizes": [4, 2, 3], "dtype": "float32"},
-    "bias": {"sizes": [4], "dtype": "float32"},
-    "out": {"sizes": [1, 4, 2], "dtype": "float32"},
-    "stride": [2],
-    "padding": [0],
-    "dilation": [1],
-    "transposed": False,
-    "output_padding": [0],
-    "groups": 1,
-}
+# A call both kernels accept, channels-last, small enough for values: its test passes.
+CHANNELS_LAST = [0, 2, 3, 1]
+VALID = dict(
+    input={"sizes": [1, 2, 3, 3], "dim_order": CHANNELS_LAST, "dtype": "float32"},
+    weight={"sizes": [2, 2, 2, 2], "dtype": "float32"},
+    bias={"sizes": [2], "dtype": "float32"},
+    out={"sizes": [1, 2, 2, 2], "dim_order": CHANNELS_LAST, "dtype": "float32"},
+    stride=[1, 1],
+    padding=[0, 0],
+    dilation=[1, 1],
+    transposed=False,
+    output_padding=[0, 0],
+    groups=1,
+)
 
 
 def test_the_int32_stride_tests_fail_by_a_sanitizer_report_and_a_valid_call_passes(tmp_path):

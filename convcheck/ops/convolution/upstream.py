@@ -189,6 +189,15 @@ class _Body:
             self.lines.append(f"ArrayRef<int64_t> {name};")
 
 
+def _aten_arguments(case: ConvolutionCase) -> list:
+    """``aten.convolution``'s arguments after the tensors, as Python values."""
+    values = (getattr(case, name) for name in _ATEN_PARAMS)
+    return [list(v) if isinstance(v, tuple) else v for v in values]
+
+
+_ATEN_PARAMS = ("stride", "padding", "dilation", "transposed", "output_padding", "groups")
+
+
 def _expected_values(case: ConvolutionCase) -> list[float] | None:
     """torch's out for the call with every input element 1, in logical order; ``None``
     where that is no float convolution torch computes cheaply."""
@@ -202,15 +211,7 @@ def _expected_values(case: ConvolutionCase) -> list[float] | None:
         if spec is not None
     }
     out = torch.ops.aten.convolution(
-        ones["input"],
-        ones["weight"],
-        ones.get("bias"),
-        list(case.stride),
-        list(case.padding),
-        list(case.dilation),
-        case.transposed,
-        list(case.output_padding),
-        case.groups,
+        ones["input"], ones["weight"], ones.get("bias"), *_aten_arguments(case)
     )
     return [float(v) for v in out.flatten().tolist()]
 
@@ -301,10 +302,9 @@ def torch_repro(case: ConvolutionCase) -> str:
         for name, spec in (("input", case.input), ("weight", case.weight), ("bias", case.bias))
         if spec is not None
     ]
+    arguments = ", ".join(repr(v) for v in _aten_arguments(case))
     call = (
-        f"torch.ops.aten.convolution(input, weight, {'bias' if case.bias else 'None'}, "
-        f"{list(case.stride)}, {list(case.padding)}, {list(case.dilation)}, "
-        f"{case.transposed}, {list(case.output_padding)}, {case.groups})"
+        f"torch.ops.aten.convolution(input, weight, {'bias' if case.bias else 'None'}, {arguments})"
     )
     return "\n".join(
         [
