@@ -199,8 +199,9 @@ _ATEN_PARAMS = ("stride", "padding", "dilation", "transposed", "output_padding",
 
 
 def _expected_values(case: ConvolutionCase) -> list[float] | None:
-    """torch's out for the call with every input element 1, in logical order; ``None``
-    where that is no float convolution torch computes cheaply."""
+    """torch's out for the call with every input element 1, in out's memory order (its
+    dim order's), as ``TensorFactory.make_with_dimorder`` takes data; ``None`` where that
+    is no float convolution torch computes cheaply."""
     if case.out.dtype not in ("float32", "float64") or case.input.dtype != case.out.dtype:
         return None
     import torch
@@ -213,7 +214,7 @@ def _expected_values(case: ConvolutionCase) -> list[float] | None:
     out = torch.ops.aten.convolution(
         ones["input"], ones["weight"], ones.get("bias"), *_aten_arguments(case)
     )
-    return [float(v) for v in out.flatten().tolist()]
+    return [float(v) for v in out.permute(*case.out.order).flatten().tolist()]
 
 
 def gtest(case: ConvolutionCase, name: str, signature: str, first_frame: str | None) -> str:
@@ -247,8 +248,11 @@ def gtest(case: ConvolutionCase, name: str, signature: str, first_frame: str | N
         values = _expected_values(case) if 0 < numel <= SMALL_NUMEL else None
         if values is not None:
             tf = body.factory(case.out.dtype)
+            # out's factory made it contiguous or channels-last (it got a buffer)
+            layout = "" if case.out.dim_order is None else "_channels_last"
             body.lines.append(
-                f"EXPECT_TENSOR_CLOSE(out, {tf}.make({_list(current.out_sizes)}, {_list(values)}));"
+                f"EXPECT_TENSOR_CLOSE(out, {tf}.make{layout}({_list(current.out_sizes)}, "
+                f"{_list(values)}));"
             )
     else:
         body.lines.append(f"ET_EXPECT_KERNEL_FAILURE(context_, {call});")

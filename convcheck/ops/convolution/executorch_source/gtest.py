@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -177,14 +178,18 @@ def run(binary: Path, shown: dict[str, str], timeout: float = 120) -> list[TestR
     env = dict(os.environ, UBSAN_OPTIONS="print_stacktrace=1")
     results = []
     for name in names:
-        done = subprocess.run(
-            [str(binary), f"--gtest_filter={name}"],
-            capture_output=True,
-            text=True,
-            check=False,
-            env=env,
-            timeout=timeout,
-        )
+        try:
+            done = subprocess.run(
+                [str(binary), f"--gtest_filter={name}"],
+                capture_output=True,
+                text=True,
+                check=False,
+                env=env,
+                timeout=timeout,
+            )
+        except subprocess.TimeoutExpired:
+            results.append(TestResult(name, False, f"no end after {timeout:g} s", False))
+            continue
         text = done.stdout + done.stderr
         found = _SANITIZER.search(text)
         if done.returncode == 0:
@@ -193,10 +198,13 @@ def run(binary: Path, shown: dict[str, str], timeout: float = 120) -> list[TestR
             start = text.rfind("\n", 0, found.start()) + 1
             results.append(TestResult(name, False, _trim(text[start:], shown), True))
         else:
-            failure = "\n".join(
+            failure = [
                 line for line in text.splitlines() if "Failure" in line or "Expected" in line
-            )
-            results.append(TestResult(name, False, _trim(failure or text, shown), False))
+            ]
+            if done.returncode < 0:  # an abort (ET_CHECK) or a signal: its last words
+                last = [line for line in text.splitlines() if line.strip()][-1:]
+                failure = [f"{signal.Signals(-done.returncode).name}: {' '.join(last)}"]
+            results.append(TestResult(name, False, _trim("\n".join(failure), shown), False))
     return results
 
 
