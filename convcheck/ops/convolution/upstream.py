@@ -307,14 +307,14 @@ def torch_repro(case: ConvolutionCase) -> str:
         if spec is not None
     ]
     arguments = ", ".join(repr(v) for v in _aten_arguments(case))
-    call = (
-        f"torch.ops.aten.convolution(input, weight, {'bias' if case.bias else 'None'}, {arguments})"
-    )
+    bias = "bias" if case.bias else "None"
+    call = "torch.ops.aten.convolution(*args)"
     return "\n".join(
         [
             "import torch",
             "",
             *tensors,
+            f"args = (input, weight, {bias}, {arguments})",
             "with torch.backends.mkldnn.flags(enabled=False):",
             f"    print({call}.shape)  # without oneDNN",
             f"print({call}.shape)  # with oneDNN (the default)",
