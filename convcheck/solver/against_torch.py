@@ -129,9 +129,7 @@ def torch_inputs(shape: Shape) -> Inputs:
     """The shape's variables, and output_padding's for a regular call too: torch checks
     its sign whether or not the call is transposed (the model does not read it)."""
     inputs = Inputs.of(shape)
-    for name, terms in inputs.unread.items():
-        inputs.ints[name] = terms
-        inputs.domain += [z3.And(v >= INT64_MIN, v <= INT64_MAX) for v in terms]
+    inputs.unpin()
     return inputs
 
 

@@ -118,10 +118,6 @@ class Inputs:
     domain: list[z3.BoolRef]
     # What the shape fixes: bools, ints and lists it pins, absent tensors (None).
     pinned: dict[str, Any] = field(default_factory=dict)
-    # The variables of the lists the shape pins, declared all the same: a check path
-    # that reads them (torch's) makes them its own, and the z3 context holds the same
-    # terms in the same order whatever the shape pins (its choices depend on that order).
-    unread: dict[str, list[z3.ArithRef]] = field(default_factory=dict)
     # Each int's value a person writes when it does not matter (the schema's simplest).
     natural: dict[str, int] = field(default_factory=dict)
 
@@ -134,7 +130,6 @@ class Inputs:
         sizes: dict[str, list[z3.ArithRef]] = {}
         ints: dict[str, list[z3.ArithRef]] = {}
         pinned: dict[str, Any] = {}
-        unread: dict[str, list[z3.ArithRef]] = {}
         schema = schema_of(ops.get(shape.op).case_type)
         for arg in schema:
             given = skeleton[arg.name]
@@ -142,12 +137,13 @@ class Inputs:
                 if given is not None and not arg.output:
                     sizes[arg.name] = [z3.Int(f"{arg.name}.sizes[{i}]") for i in range(given.rank)]
             elif isinstance(arg, IntList):
+                # A pinned list's variables are made and dropped all the same: z3 numbers
+                # its terms in order, reusing a dropped one's number, and its choices
+                # follow the numbers; so a shape's witnesses do not change with what it pins.
                 length = len(given) if isinstance(given, tuple) else given
-                terms = [z3.Int(f"{arg.name}[{i}]") for i in range(length)]
+                ints[arg.name] = [z3.Int(f"{arg.name}[{i}]") for i in range(length)]
                 if isinstance(given, tuple):
-                    ints[arg.name], pinned[arg.name], unread[arg.name] = [], given, terms
-                else:
-                    ints[arg.name] = terms
+                    ints[arg.name], pinned[arg.name] = [], given
             elif isinstance(arg, Int | OptionalInt) and given == SYMBOLIC:
                 ints[arg.name] = [z3.Int(arg.name)]
             else:
@@ -156,7 +152,16 @@ class Inputs:
         domain = [z3.And(s >= 0, s <= INT32_MAX) for terms in sizes.values() for s in terms]
         domain += [z3.And(v >= INT64_MIN, v <= INT64_MAX) for terms in ints.values() for v in terms]
         natural = {a.name: a.simplest for a in schema if isinstance(a, IntList | Int | OptionalInt)}
-        return cls(shape, sizes, ints, domain, pinned, unread, natural)
+        return cls(shape, sizes, ints, domain, pinned, natural)
+
+    def unpin(self) -> None:
+        """Make the pinned lists' elements variables: for a check path that reads what
+        the op's steps never do (torch's)."""
+        for name, values in self.pinned.items():
+            if isinstance(values, tuple) and not self.ints.get(name):
+                terms = [z3.Int(f"{name}[{i}]") for i in range(len(values))]
+                self.ints[name] = terms
+                self.domain += [z3.And(v >= INT64_MIN, v <= INT64_MAX) for v in terms]
 
     def terms(self) -> list[z3.ArithRef]:
         return [t for group in (self.sizes, self.ints) for terms in group.values() for t in terms]
