@@ -18,11 +18,13 @@ from convcheck.solver.symbolic import PROVEN, WITNESS  # noqa: E402
 
 @pytest.fixture(scope="module", autouse=True)
 def toy():
-    # The witnesses are WindowCases: the toy itself must be known too.
+    # The witnesses are WindowCases: the toy itself must be known too (tests/ops may
+    # have made it known already, for the whole session).
+    added = [n for n in ("window", "solvable_window") if n not in ops.OPS]
     ops.register("window", "window_op:OP")
     ops.register("solvable_window", "solvable_window:OP")
     yield
-    for name in ("window", "solvable_window"):
+    for name in added:
         del ops.OPS[name]
     ops.get.cache_clear()
 
