@@ -331,14 +331,17 @@ def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
     from convcheck.solver.explore import default_ranks, shapes
     from convcheck.solver.prove import solved_report
 
-    only = shapes(args.revision, args.rank or default_ranks(args.revision))
+    only = shapes(args.revision, args.rank or default_ranks(args.revision, args.op), args.op)
     outputs = [(args.sarif, "SARIF file"), (args.junit, "JUnit file")]
     for name, what in outputs:
         if name:  # a file that cannot be written fails before the solving, not after
             files.folder(Path(name).parent, f"folder of the {what}", probe=True)
     if args.against == "torch":
         from convcheck.ops.convolution import torch_oracle
+        from convcheck.solver import against_torch
 
+        if args.op != against_torch.OP:
+            raise ConvcheckError(f"--against torch: op={args.op!r} has no torch check path")
         if not torch_oracle.available():  # before the solving, not after it
             raise ConvcheckError("--against torch needs torch: pip install torch==2.13.0")
     # The proof is the model's: solved once per version of it (the judging is not cached).
@@ -350,8 +353,6 @@ def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
     differ: Sequence[TorchDisagreement | Disagreement] = []
     counted: Sequence[TorchDisagreement | Disagreement] = []
     if args.against == "torch":
-        from convcheck.solver import against_torch
-
         # Rank 3 unless asked: each 2-D or 3-D shape takes minutes, even with small values.
         ranks = [s for s in against_torch.torch_shapes() if s.rank in (args.rank or [3])]
         differ = against_torch.disagreements(args.revision, ranks)
@@ -359,7 +360,9 @@ def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
     elif args.against:
         from convcheck.solver.revisions import disagreements
 
-        differ = counted = disagreements(args.revision, model.check_revision(args.against), only)
+        differ = counted = disagreements(
+            args.revision, model.check_revision(args.against), only, op=args.op
+        )
     if args.json:
         data = report.to_json()
         data["against"] = [d.to_json() for d in differ]

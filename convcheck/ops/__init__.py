@@ -19,6 +19,7 @@ import functools
 import importlib
 import importlib.metadata
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -28,7 +29,18 @@ if TYPE_CHECKING:
     from convcheck.case import Case
     from convcheck.model.steps import Revision
 
-__all__ = ["DEFAULT_OP", "OPS", "Op", "get", "names", "op_of", "register"]
+__all__ = [
+    "DEFAULT_OP",
+    "OPS",
+    "Op",
+    "SYMBOLIC",
+    "Solvable",
+    "TensorSkeleton",
+    "get",
+    "names",
+    "op_of",
+    "register",
+]
 
 # name -> "module:attribute" of the op's ``OP``
 OPS: dict[str, str] = {
@@ -121,6 +133,34 @@ class Op(Protocol):
         values from a list whose length is wrong anyway. By default None: it only tries
         one value for all dims."""
         return None
+
+
+# A shape's value for an int or optional int the solver makes (any other value pins it).
+SYMBOLIC = "symbolic"
+
+
+@dataclass(frozen=True)
+class TensorSkeleton:
+    """A tensor of a solver shape: its rank and dtype (an output's sizes are all 1: the
+    kernel computes them)."""
+
+    rank: int
+    dtype: str = "float32"
+
+
+@runtime_checkable
+class Solvable(Protocol):
+    """What an op gives the solver (``convcheck.solver``), besides its steps: the shapes
+    of its calls (``convcheck.solver.explore.Shape``, the concrete skeleton the symbolic
+    integers fill in). An op without them is fuzzed and minimised, not proven."""
+
+    def solver_shapes(self, revision: str, ranks: Any = None) -> list[Any]:
+        """Every shape of ``revision``'s calls, or those of ``ranks``, simplest first."""
+        ...
+
+    def default_ranks(self, revision: str) -> tuple[int, ...]:
+        """The ranks ``prove`` solves when none is asked for."""
+        ...
 
 
 def register(name: str, path: str) -> None:

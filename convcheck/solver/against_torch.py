@@ -29,17 +29,20 @@ from convcheck import model
 from convcheck.fixedint import INT64_MAX, INT64_MIN, Arith, Wrapping
 from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.differences import explain_difference
+from convcheck.ops.convolution.solving import ConvolutionShape as Shape
 from convcheck.ops.convolution.torch_oracle._aten import TorchError
 from convcheck.ops.convolution.torch_oracle._checks import aten_call, creation_problem
 from convcheck.ops.convolution.torch_oracle._fallback import shape_checks
 from convcheck.ops.convolution.torch_oracle._normalize import normalize
 from convcheck.outcome import ACCEPT, REJECT, Outcome
 from convcheck.solver import limits
-from convcheck.solver.explore import Inputs, Shape, describe_path, shapes
+from convcheck.solver.explore import Inputs, describe_path, shapes
 from convcheck.solver.prove import minimal_witness_of
 from convcheck.solver.revisions import model_side, paired_paths
 from convcheck.solver.symbolic import SymBool, SymInt
 
+# The op whose torch check path is solved here.
+OP = "convolution"
 # torch's side is judged as the torch judge runs it by default.
 THREADS = 2
 ONEDNN = True
@@ -126,10 +129,7 @@ def torch_inputs(shape: Shape) -> Inputs:
     """The shape's variables, and output_padding's for a regular call too: torch checks
     its sign whether or not the call is transposed (the model does not read it)."""
     inputs = Inputs.of(shape)
-    if not inputs.ints["output_padding"]:
-        terms = [z3.Int(f"output_padding[{i}]") for i in range(shape.ndim)]
-        inputs.ints["output_padding"] = terms
-        inputs.domain += [z3.And(v >= INT64_MIN, v <= INT64_MAX) for v in terms]
+    inputs.unpin()
     return inputs
 
 

@@ -24,10 +24,11 @@ import z3
 
 from convcheck.case import Case
 from convcheck.engines import random as random_engine
+from convcheck.ops.convolution.solving import ConvolutionShape
 from convcheck.solver import against_torch, cache, limits
 from convcheck.solver.bands import band_cases
-from convcheck.solver.explore import Shape, shapes
 from convcheck.solver.explore import explore as explore_paths
+from convcheck.solver.explore import shapes
 from convcheck.solver.prove import minimal_witness_of, prove, solved_report
 from convcheck.solver.seeds import seed_cases
 from convcheck.solver.symbolic import WITNESS, SymInt
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 SOLVED_RANK = 3
 # The torch query's values: small calls show every check one side lacks, and fast.
 TORCH_BOUND = 4
-STRIDE_SHAPE = Shape(4, True, None)
+STRIDE_SHAPE = ConvolutionShape(4, True, None)
 STRIDE_SITES = "wrapper_strides."
 OUT_CHANNELS = "output_sizes.channels_narrow"
 

@@ -1,30 +1,31 @@
 """Every path of a revision's steps, for every shape of call: the sites each path meets.
 
 What is symbolic and what is enumerated. The integers a call carries are symbolic: every
-size (0..2^31-1) and every int64 argument (stride, padding, dilation, output_padding
-elements, groups). The structure is enumerated concretely, because the model branches on
-it in plain Python and it has few values that matter: the rank (3, 4, and 5 where the
-revision accepts it), transposed or not, and the bias (absent, a real dtype, bool).
-Parameter lists have one element per spatial dim: a list of length 1 applies its one
-value to every dim, which is the same arithmetic with the elements equal, so it adds no
-path; other lengths, dtype mismatches, non-contiguous dim orders and a bool input are
-rejected before any arithmetic, or (bool input) just before the loops, and add no site.
+size of every tensor the kernel reads (0..2^31-1), every element of every int list and
+every int (int64). The structure is enumerated concretely, because the model branches on
+it in plain Python and it has few values that matter: a *shape* (the op's, through its
+``solver_shapes``: ``convcheck.ops.Solvable``) gives each tensor's rank and dtype (or its
+absence), each list's length, each bool, and pins what the shape never reads. The
+symbolic variables are derived from the shape through the op's schema, so nothing here
+names a parameter of any op.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import z3
 
-from convcheck import model
+from convcheck import model, ops
 from convcheck.case import TensorSpec, contiguous_order
+from convcheck.errors import ConvcheckError
 from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN, Op
 from convcheck.model.steps import ModelRun, run_steps
-from convcheck.ops.convolution.case import ConvolutionCase
+from convcheck.ops import SYMBOLIC
 from convcheck.outcome import ACCEPT
+from convcheck.schema import Bool, Int, IntList, OptionalInt, Tensor, schema_of
 from convcheck.solver import limits
 from convcheck.solver.symbolic import (
     EXACT_DIFFERS,
@@ -37,47 +38,51 @@ from convcheck.solver.symbolic import (
     SymInt,
 )
 
-# Where an input that passes a check has no bias, transposed or spatial dims to spare,
-# the witness is easier to read: configurations go simplest first.
-BIAS_KINDS = (None, "float32", "bool")
 
+class Shape(Protocol):
+    """The concrete part of a call, given by its op: the solver makes the rest.
 
-@dataclass(frozen=True)
-class Shape:
-    """The concrete part of a call: the solver makes the rest."""
-
-    rank: int
-    transposed: bool
-    bias: str | None  # None, or the bias dtype
+    ``skeleton`` maps each argument of the op's schema to: a ``TensorSkeleton`` (None:
+    an optional tensor left out); a list's length (its elements symbolic) or a tuple
+    (pinned); for an int, ``SYMBOLIC`` or its pinned value; a bool's value. ``kind``
+    names the family of calls in a site's label; ``work`` sorts the shapes that take
+    longest first; ``key`` names the shape in a cache entry."""
 
     @property
-    def ndim(self) -> int:
-        return self.rank - 2
+    def op(self) -> str: ...
 
-    def describe(self) -> str:
-        bias = "no bias" if self.bias is None else f"{self.bias} bias"
-        kind = "transposed" if self.transposed else "regular"
-        return f"rank {self.rank} {kind}, {bias}"
+    @property
+    def rank(self) -> int: ...
 
+    @property
+    def kind(self) -> str: ...
 
-def shapes(revision: str, ranks=None) -> list[Shape]:
-    """Every shape of ``revision``'s calls, or those of ``ranks``."""
-    modelled = (3, 4, 5) if revision != "legacy" else (3, 4)
-    return [
-        Shape(rank, transposed, bias)
-        for rank in modelled
-        if ranks is None or rank in ranks
-        for bias in BIAS_KINDS
-        for transposed in (False, True)
-    ]
+    @property
+    def work(self) -> tuple: ...
+
+    @property
+    def key(self) -> str: ...
+
+    def skeleton(self) -> Mapping[str, Any]: ...
+
+    def describe(self) -> str: ...
 
 
-def default_ranks(revision: str) -> tuple[int, ...]:
-    """The ranks ``prove`` solves when no ``--rank`` is given: every rank ``current``
-    accepts (its proof is the point), and ``legacy``'s rank 3, where every crash,
-    overflow and ordering class of ``known_bugs.py`` has its witness (its rank-4
-    shapes add no class and take minutes each)."""
-    return (3,) if revision == "legacy" else (3, 4, 5)
+def _solvable(op: str) -> ops.Solvable:
+    solvable = ops.get(op)
+    if not isinstance(solvable, ops.Solvable):
+        raise ConvcheckError(f"op={op!r} gives the solver no shapes (solver_shapes)")
+    return solvable
+
+
+def shapes(revision: str, ranks=None, op: str = ops.DEFAULT_OP) -> list[Shape]:
+    """Every shape of ``revision``'s calls of ``op``, or those of ``ranks``."""
+    return list(_solvable(op).solver_shapes(revision, ranks))
+
+
+def default_ranks(revision: str, op: str = ops.DEFAULT_OP) -> tuple[int, ...]:
+    """The ranks ``prove`` solves when no ``--rank`` is given."""
+    return _solvable(op).default_ranks(revision)
 
 
 @dataclass(frozen=True)
@@ -96,20 +101,11 @@ class SymbolicTensor:
         return contiguous_order(self.rank)
 
 
-@dataclass(frozen=True)
 class SymbolicCase:
-    """What the model reads of a call: a ``Case`` with symbolic integers."""
+    """What the model reads of a call: the op's arguments, integers symbolic."""
 
-    input: SymbolicTensor
-    weight: SymbolicTensor
-    bias: SymbolicTensor | None
-    out: SymbolicTensor
-    stride: tuple
-    padding: tuple
-    dilation: tuple
-    transposed: bool
-    output_padding: tuple
-    groups: SymInt
+    def __init__(self, **arguments: Any) -> None:
+        self.__dict__.update(arguments)
 
 
 @dataclass
@@ -118,78 +114,91 @@ class Inputs:
 
     shape: Shape
     sizes: dict[str, list[z3.ArithRef]]  # tensor name -> size terms
-    ints: dict[str, list[z3.ArithRef]]  # argument name -> element terms (groups: one)
+    ints: dict[str, list[z3.ArithRef]]  # argument name -> element terms (an int: one)
     domain: list[z3.BoolRef]
+    # What the shape fixes: bools, ints and lists it pins, absent tensors (None).
+    pinned: dict[str, Any] = field(default_factory=dict)
+    # Each int's value a person writes when it does not matter (the schema's simplest).
+    natural: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, shape: Shape) -> Inputs:
         """The shape's variables, in a z3 context of their own: each unit of solving (a
         shape's paths, a witness) starts from one, so its answers are its own."""
         limits.fresh_context()
-        n = shape.ndim
-        sizes = {
-            "input": [z3.Int(f"input.sizes[{i}]") for i in range(shape.rank)],
-            "weight": [z3.Int(f"weight.sizes[{i}]") for i in range(shape.rank)],
-        }
-        if shape.bias is not None:
-            sizes["bias"] = [z3.Int("bias.sizes[0]")]
-        ints = {name: [z3.Int(f"{name}[{i}]") for i in range(n)] for name in _LISTS}
-        if not shape.transposed:
-            ints["output_padding"] = []  # a regular convolution never reads it
-        ints["groups"] = [z3.Int("groups")]
+        skeleton = shape.skeleton()
+        sizes: dict[str, list[z3.ArithRef]] = {}
+        ints: dict[str, list[z3.ArithRef]] = {}
+        pinned: dict[str, Any] = {}
+        schema = schema_of(ops.get(shape.op).case_type)
+        for arg in schema:
+            given = skeleton[arg.name]
+            if isinstance(arg, Tensor):
+                if given is not None and not arg.output:
+                    sizes[arg.name] = [z3.Int(f"{arg.name}.sizes[{i}]") for i in range(given.rank)]
+            elif isinstance(arg, IntList):
+                # A pinned list's variables are made and dropped all the same: z3 numbers
+                # its terms in order, reusing a dropped one's number, and its choices
+                # follow the numbers; so a shape's witnesses do not change with what it pins.
+                length = len(given) if isinstance(given, tuple) else given
+                ints[arg.name] = [z3.Int(f"{arg.name}[{i}]") for i in range(length)]
+                if isinstance(given, tuple):
+                    ints[arg.name], pinned[arg.name] = [], given
+            elif isinstance(arg, Int | OptionalInt) and given == SYMBOLIC:
+                ints[arg.name] = [z3.Int(arg.name)]
+            else:
+                assert isinstance(arg, Bool | Int | OptionalInt)
+                pinned[arg.name] = given
         domain = [z3.And(s >= 0, s <= INT32_MAX) for terms in sizes.values() for s in terms]
         domain += [z3.And(v >= INT64_MIN, v <= INT64_MAX) for terms in ints.values() for v in terms]
-        return cls(shape, sizes, ints, domain)
+        natural = {a.name: a.simplest for a in schema if isinstance(a, IntList | Int | OptionalInt)}
+        return cls(shape, sizes, ints, domain, pinned, natural)
+
+    def unpin(self) -> None:
+        """Make the pinned lists' elements variables: for a check path that reads what
+        the op's steps never do (torch's)."""
+        for name, values in self.pinned.items():
+            if isinstance(values, tuple) and not self.ints.get(name):
+                terms = [z3.Int(f"{name}[{i}]") for i in range(len(values))]
+                self.ints[name] = terms
+                self.domain += [z3.And(v >= INT64_MIN, v <= INT64_MAX) for v in terms]
 
     def terms(self) -> list[z3.ArithRef]:
         return [t for group in (self.sizes, self.ints) for terms in group.values() for t in terms]
 
+    def _arguments(self, value, tensor) -> dict[str, Any]:
+        """The call's arguments, each integer variable read by ``value``, each tensor
+        (its sizes and dtype) made by ``tensor``."""
+        skeleton = self.shape.skeleton()
+        arguments: dict[str, Any] = {}
+        for arg in schema_of(ops.get(self.shape.op).case_type):
+            name, given = arg.name, skeleton[arg.name]
+            if isinstance(arg, Tensor):
+                if given is None:
+                    arguments[name] = None
+                elif arg.output:
+                    arguments[name] = tensor((1,) * given.rank, given.dtype)
+                else:
+                    arguments[name] = tensor(tuple(map(value, self.sizes[name])), given.dtype)
+            elif self.ints.get(name):
+                terms = tuple(map(value, self.ints[name]))
+                arguments[name] = terms if isinstance(arg, IntList) else terms[0]
+            elif name in self.pinned:
+                arguments[name] = self.pinned[name]
+            else:
+                arguments[name] = ()  # a list the shape gives no element
+        return arguments
+
     def symbolic_case(self, path: Path) -> SymbolicCase:
-        def sym(term):
-            return SymInt(term, path)
+        return SymbolicCase(**self._arguments(lambda term: SymInt(term, path), SymbolicTensor))
 
-        def tensor(name):
-            return SymbolicTensor(tuple(sym(s) for s in self.sizes[name]))
-
-        shape = self.shape
-        bias = None
-        if shape.bias is not None:
-            bias = SymbolicTensor((sym(self.sizes["bias"][0]),), shape.bias)
-        return SymbolicCase(
-            input=tensor("input"),
-            weight=tensor("weight"),
-            bias=bias,
-            out=SymbolicTensor((1,) * shape.rank),
-            transposed=shape.transposed,
-            groups=sym(self.ints["groups"][0]),
-            **{name: tuple(sym(t) for t in self.ints[name]) for name in _LISTS},
-        )
-
-    def concrete_case(self, m: z3.ModelRef) -> ConvolutionCase:
-        """The call an assignment of the variables stands for."""
+    def concrete_case(self, m: z3.ModelRef):
+        """The call an assignment of the variables stands for (the op's case type)."""
 
         def value(term):
             return m.eval(term, model_completion=True).as_long()
 
-        shape = self.shape
-        bias = None
-        if shape.bias is not None:
-            bias = TensorSpec((value(self.sizes["bias"][0]),), shape.bias)
-        output_padding = self.ints["output_padding"] or [z3.IntVal(0)] * shape.ndim
-        lists = {name: tuple(value(t) for t in self.ints[name]) for name in _LISTS}
-        lists["output_padding"] = tuple(value(t) for t in output_padding)
-        return ConvolutionCase(
-            input=TensorSpec(tuple(value(s) for s in self.sizes["input"])),
-            weight=TensorSpec(tuple(value(s) for s in self.sizes["weight"])),
-            bias=bias,
-            out=TensorSpec((1,) * shape.rank),
-            transposed=shape.transposed,
-            groups=value(self.ints["groups"][0]),
-            **lists,
-        )
-
-
-_LISTS = ("stride", "padding", "dilation", "output_padding")
+        return ops.get(self.shape.op).case_type(**self._arguments(value, TensorSpec))
 
 
 @dataclass
@@ -223,7 +232,7 @@ def ask_accepted(path: Path, run: ModelRun, shape: Shape) -> None:
     assert out_sizes is not None  # an acceptance's
     sizes = [s for s in out_sizes if isinstance(s, SymInt)]
     differs = z3.Or([s.term != s.ideal for s in sizes]) if sizes else z3.BoolVal(False)
-    kind = "transposed" if shape.transposed else "regular"
+    kind = shape.kind
     path.misbehaves(differs, (f"accepted.out_sizes ({kind})", EXACT_DIFFERS, None, ""), False)
     terms = [s.term if isinstance(s, SymInt) else z3.IntVal(s) for s in out_sizes]
     numel = z3.Product(terms) if terms else z3.IntVal(1)
@@ -244,7 +253,7 @@ def explore(
     ``stack``: the pending paths to explore, the next one last (``prove``'s units of a
     shape), empty for the shape's first path; what is left after ``max_paths`` paths
     stays in the list."""
-    steps = model.revision_named(revision)
+    steps = model.revision_named(revision, shape.op)
     inputs = Inputs.of(shape)
     stack = [] if stack is None else stack
     if not stack:

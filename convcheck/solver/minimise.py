@@ -2,7 +2,8 @@
 
 A site's witness is the smallest input of its path by two costs, compared in turn: the
 elements (a size of 1 costs nothing, 0 costs 1, n > 1 costs n), then the arguments'
-distance from what a person writes when they do not matter (``NATURAL``). z3's
+distance from what a person writes when they do not matter (the schema's ``simplest``,
+``Inputs.natural``). z3's
 ``Optimize`` finds it, but slowly on these nonlinear paths.
 
 Here the path's own input is shrunk in Python (``concrete.py`` evaluates the path's
@@ -24,8 +25,6 @@ from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN
 from convcheck.solver import concrete, limits
 from convcheck.solver.concrete import Assignment
 
-# The value of an argument a person writes when it does not matter.
-NATURAL = {"stride": 1, "padding": 0, "dilation": 1, "output_padding": 0, "groups": 1}
 # Every value within this distance of the natural one is tried, cheapest first.
 _SMALL = 8
 # The widths' edges: the powers of two, their negatives, and their neighbours.
@@ -39,7 +38,7 @@ def size_cost(size: int) -> int:
 def cost(inputs, values: dict[str, int]) -> tuple[int, int]:
     """(elements, distance of the arguments from their natural values) of an input."""
     sizes = sum(size_cost(values.get(_name(s), 0)) for s in _sizes(inputs))
-    args = sum(abs(values.get(_name(v), 0) - NATURAL[n]) for n, v in _ints(inputs))
+    args = sum(abs(values.get(_name(v), 0) - inputs.natural[n]) for n, v in _ints(inputs))
     return sizes, args
 
 
@@ -58,7 +57,7 @@ def _ints(inputs):
 def objectives(inputs) -> tuple[z3.ArithRef, z3.ArithRef]:
     """``cost`` as z3 terms, for ``Optimize`` and for the query that proves a minimum."""
     size = z3.Sum([z3.If(s == 1, 0, z3.If(s == 0, 1, s)) for s in _sizes(inputs)])
-    value = z3.Sum([z3.Abs(v - NATURAL[name]) for name, v in _ints(inputs)])
+    value = z3.Sum([z3.Abs(v - inputs.natural[name]) for name, v in _ints(inputs)])
     return size, value
 
 
@@ -72,7 +71,7 @@ def smallest(inputs, conditions, start: Assignment, rlimit: int = limits.SHRINK)
     except concrete.Unsupported:
         return start, False
     names: list[tuple[str, int | None]] = [(_name(s), None) for s in _sizes(inputs)]
-    names += [(_name(v), NATURAL[n]) for n, v in _ints(inputs)]
+    names += [(_name(v), inputs.natural[n]) for n, v in _ints(inputs)]
     values = _shrink({name: start.values.get(name, 0) for name, _ in names}, names, functions)
     fixed: list[z3.BoolRef] = []
     for index, term in enumerate(objectives(inputs)):

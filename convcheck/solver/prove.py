@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import z3
 
-from convcheck import model
+from convcheck import model, ops
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError
 from convcheck.fixedint import INT64_MAX
@@ -40,7 +40,7 @@ from convcheck.solver.explore import (
     explore,
     shapes,
 )
-from convcheck.solver.minimise import NATURAL, objectives, smallest
+from convcheck.solver.minimise import objectives, smallest
 from convcheck.solver.symbolic import (
     EXACT_DIFFERS,
     NUMEL_OVERFLOW,
@@ -162,6 +162,7 @@ def prove(
     rlimit: int = limits.QUERY,
     minimise: bool = True,
     jobs: int = 2,
+    op: str = ops.DEFAULT_OP,
 ) -> ProofReport:
     """Explore every shape (or ``only``) until ``seconds``; one report per site and kind.
 
@@ -170,7 +171,7 @@ def prove(
     keeps is the one of its simplest shape, whichever process finished first.
     """
     started = time.monotonic()
-    todo = only if only is not None else shapes(revision)
+    todo = only if only is not None else shapes(revision, op=op)
     deadline = None if seconds is None else time.time() + seconds
     sites: dict[tuple[str, str], SiteReport] = {}
     first: dict[tuple[str, str], tuple[Shape, _Witness]] = {}
@@ -179,7 +180,7 @@ def prove(
     # reports still merge in shape order); under a time budget the simplest first.
     longest = list(range(len(todo)))
     if deadline is None:
-        longest.sort(key=lambda i: _expected_work(todo[i]))
+        longest.sort(key=lambda i: todo[i].work)
     by_shape: dict[int, list[_Explored | None]] = {i: [] for i in range(len(todo))}
     running = [1] * len(todo)  # each shape's units not yet explored
     minimised: dict[tuple[str, str], tuple] = {}  # (found, seconds) by site and kind
@@ -258,13 +259,6 @@ def _first_witnesses(explored) -> dict[tuple[str, str], _Witness]:
             if key not in witnesses or order < witnesses[key][0]:
                 witnesses[key] = (order, witness)
     return {key: witness for key, (_, witness) in witnesses.items()}
-
-
-def _expected_work(shape: Shape) -> tuple:
-    """A rank's transposed shapes take several times its regular ones (their
-    output sizes fork on every spatial dim), and a bool bias the least (``current``
-    rejects it at once; on ``legacy`` a float32 bias takes longer)."""
-    return (-shape.rank, not shape.transposed, shape.bias == "bool")
 
 
 @dataclass
@@ -370,7 +364,10 @@ def _workers(jobs: int):
     # address-space limit) and its task never ends. Here the pool breaks at once.
     before = set(multiprocessing.active_children())
     pool = ProcessPoolExecutor(
-        jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_limit_memory
+        jobs,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_start_worker,
+        initargs=(dict(ops.OPS),),
     )
     try:
 
@@ -414,7 +411,11 @@ def _result(future):
         raise ConvcheckError(f"prove: a solver task ran past {_TASK_SECONDS} s") from None
 
 
-def _limit_memory() -> None:
+def _start_worker(known: dict[str, str]) -> None:
+    """A spawned worker knows the ops this process knows (one registered at run time, a
+    test's toy, is in no entry point), and has a memory limit."""
+    for name, path in known.items():
+        ops.register(name, path)
     resource.setrlimit(resource.RLIMIT_AS, (_WORKER_MEMORY, _WORKER_MEMORY))
 
 
@@ -457,9 +458,7 @@ def solved_report(
     by the hash of their sources and z3's version (``cache``), and a report cut short by
     ``seconds`` is not stored. ``fresh``: solve again (and store the answer). ``jobs``
     changes the time, never the report (``prove``)."""
-    name = f"prove-{revision}-" + "-".join(
-        f"{s.rank}{'t' if s.transposed else 'r'}{s.bias or ''}" for s in only
-    )
+    name = f"prove-{revision}-" + "-".join(f"{s.op}{s.key}" for s in only)
     return cache.solved(
         name,
         lambda: (report := prove(revision, seconds, only, jobs=jobs), report.complete),
@@ -498,7 +497,7 @@ def _optimised(inputs: Inputs, decisions, condition, rlimit: int):
         if value_bound is not None:
             opt.add(
                 *(
-                    z3.Abs(v - NATURAL[name]) <= value_bound
+                    z3.Abs(v - inputs.natural[name]) <= value_bound
                     for name, terms in inputs.ints.items()
                     for v in terms
                 )

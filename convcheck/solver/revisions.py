@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import z3
 
-from convcheck import model
+from convcheck import model, ops
 from convcheck.case import Case
 from convcheck.model.steps import run_steps
 from convcheck.outcome import ACCEPT
@@ -46,10 +46,10 @@ class Disagreement:
         }
 
 
-def model_side(revision: str):
+def model_side(revision: str, op: str = ops.DEFAULT_OP):
     """The revision's steps on a path: its outcome, or None where undefined behaviour
     comes first (``prove`` reports that)."""
-    steps = model.revision_named(revision)
+    steps = model.revision_named(revision, op)
 
     def run(case, path: Path):
         arith = Symbolic(path)
@@ -81,14 +81,19 @@ def paired_paths(inputs: Inputs, first, second, rlimit: int) -> Iterator[tuple]:
 
 
 def disagreements(
-    a: str = "legacy", b: str = "current", only: list[Shape] | None = None, rlimit=limits.QUERY
+    a: str = "legacy",
+    b: str = "current",
+    only: list[Shape] | None = None,
+    rlimit=limits.QUERY,
+    op: str = ops.DEFAULT_OP,
 ) -> list[Disagreement]:
     """One minimised witness per (kind, check id), simplest shapes first."""
     found: dict[tuple[str, str], Disagreement] = {}
-    common = [s for s in (only or shapes(a)) if s in shapes(b)]
+    common = [s for s in (only or shapes(a, op=op)) if s in shapes(b, op=op)]
     for shape in common:
         inputs = Inputs.of(shape)
-        for path, one, other in paired_paths(inputs, model_side(a), model_side(b), rlimit):
+        sides = model_side(a, shape.op), model_side(b, shape.op)
+        for path, one, other in paired_paths(inputs, *sides, rlimit):
             if (one.verdict == ACCEPT) == (other.verdict == ACCEPT):
                 continue
             kind, check = (

@@ -15,9 +15,10 @@ from __future__ import annotations
 import time
 
 from convcheck.case import Case
+from convcheck.ops.convolution.solving import ConvolutionShape as Shape
 from convcheck.solver import cache, limits
 from convcheck.solver.bands import NARROW_EDGES, path_bands
-from convcheck.solver.explore import Shape, explore
+from convcheck.solver.explore import explore
 from convcheck.solver.symbolic import WITNESS
 
 SHAPES = (Shape(3, False, "float32"), Shape(3, True, "float32"), Shape(3, True, None))

@@ -5,9 +5,10 @@ import pytest
 z3 = pytest.importorskip("z3")
 
 from convcheck.fixedint import INT64_MAX  # noqa: E402
+from convcheck.ops.convolution.solving import ConvolutionShape as Shape  # noqa: E402
 from convcheck.solver import limits  # noqa: E402
 from convcheck.solver.concrete import Assignment, holds  # noqa: E402
-from convcheck.solver.explore import Inputs, Shape  # noqa: E402
+from convcheck.solver.explore import Inputs  # noqa: E402
 from convcheck.solver.minimise import cost, smallest  # noqa: E402
 from convcheck.solver.prove import _optimised  # noqa: E402
 

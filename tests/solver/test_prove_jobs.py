@@ -6,8 +6,9 @@ import pytest
 
 pytest.importorskip("z3")
 
+from convcheck.ops.convolution.solving import ConvolutionShape as Shape  # noqa: E402
 from convcheck.solver import prove  # noqa: E402
-from convcheck.solver.explore import Shape, explore  # noqa: E402
+from convcheck.solver.explore import explore  # noqa: E402
 from convcheck.solver.symbolic import WITNESS, fork_order  # noqa: E402
 
 

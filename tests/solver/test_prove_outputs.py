@@ -13,8 +13,8 @@ from convcheck import ci  # noqa: E402
 from convcheck.cli import main  # noqa: E402
 from convcheck.judges import Judges  # noqa: E402
 from convcheck.native.build import SOURCE_DIR  # noqa: E402
+from convcheck.ops.convolution.solving import ConvolutionShape as Shape  # noqa: E402
 from convcheck.solver import formats, judge_witnesses, prove  # noqa: E402
-from convcheck.solver.explore import Shape  # noqa: E402
 
 
 def run(*argv):

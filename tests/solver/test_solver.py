@@ -9,9 +9,10 @@ z3 = pytest.importorskip("z3")
 from convcheck import cli, model  # noqa: E402
 from convcheck.fixedint import DIVISION_BY_ZERO, SIGNED_OVERFLOW, Wrapping  # noqa: E402
 from convcheck.model.steps import run_steps  # noqa: E402
+from convcheck.ops.convolution.solving import ConvolutionShape as Shape  # noqa: E402
 from convcheck.solver import band_cases, limits, prove  # noqa: E402
 from convcheck.solver.concrete import Assignment  # noqa: E402
-from convcheck.solver.explore import Shape, explore  # noqa: E402
+from convcheck.solver.explore import explore  # noqa: E402
 from convcheck.solver.symbolic import NUMEL_OVERFLOW, PROVEN, WITNESS, Path  # noqa: E402
 
 

@@ -12,7 +12,7 @@ from types import MappingProxyType
 
 from convcheck.model.steps import Revision
 from convcheck.ops import Op
-from convcheck.ops.convolution import current, known_bugs, legacy, report, shrink
+from convcheck.ops.convolution import current, known_bugs, legacy, report, shrink, solving
 from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.checks import Call
 from convcheck.ops.convolution.generate import (
@@ -40,6 +40,8 @@ class Convolution(Op):
 
     build_case = staticmethod(build_case)
     rare = (empty_input_with_strides_past_int32,)
+    solver_shapes = staticmethod(solving.solver_shapes)
+    default_ranks = staticmethod(solving.default_ranks)
 
     case_legend = report.CASE_LEGEND
     describe_case = staticmethod(report.describe_case)
