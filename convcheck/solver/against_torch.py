@@ -135,7 +135,7 @@ def torch_inputs(shape: Shape) -> Inputs:
 
 def torch_shapes() -> list[Shape]:
     """Ranks 3 to 5 whatever the revision: torch accepts 5-D inputs, ``legacy`` not."""
-    return shapes("current")
+    return [s for s in shapes("current") if isinstance(s, Shape)]
 
 
 @dataclass

@@ -130,7 +130,8 @@ class Inputs:
         sizes: dict[str, list[z3.ArithRef]] = {}
         ints: dict[str, list[z3.ArithRef]] = {}
         pinned: dict[str, Any] = {}
-        schema = schema_of(ops.get(shape.op).case_type)
+        case_type: type = ops.get(shape.op).case_type  # as in Case.to_json
+        schema = schema_of(case_type)
         for arg in schema:
             given = skeleton[arg.name]
             if isinstance(arg, Tensor):
@@ -171,7 +172,8 @@ class Inputs:
         (its sizes and dtype) made by ``tensor``."""
         skeleton = self.shape.skeleton()
         arguments: dict[str, Any] = {}
-        for arg in schema_of(ops.get(self.shape.op).case_type):
+        case_type: type = ops.get(self.shape.op).case_type  # as in Case.to_json
+        for arg in schema_of(case_type):
             name, given = arg.name, skeleton[arg.name]
             if isinstance(arg, Tensor):
                 if given is None:
