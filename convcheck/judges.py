@@ -364,7 +364,7 @@ def _known_ids(target: str | None) -> frozenset[str]:
     """Ours, and for ExecuTorch the ids of its own checks that its log map gives."""
     if target != "executorch" and not (target or "").startswith("executorch-source:"):
         return CHECK_IDS
-    from convcheck.ops.convolution.executorch_target._logs import PATTERNS
+    from convcheck.ops.convolution.executorch_target.logs import PATTERNS
 
     return CHECK_IDS | {check for _, check in PATTERNS if "{" not in check}
 

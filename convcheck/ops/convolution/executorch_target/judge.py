@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from convcheck.errors import ConvcheckError
-from convcheck.ops.convolution.executorch_target._logs import LOG_LINE
 from convcheck.ops.convolution.executorch_target._plan import Limits
+from convcheck.ops.convolution.executorch_target.logs import LOG_LINE
 from convcheck.outcome import Outcome
 from convcheck.pool_judge import PoolJudge
 from convcheck.sandbox import Crash, Hang, WorkerPool, WorkerSpec

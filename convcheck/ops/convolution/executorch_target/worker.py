@@ -29,7 +29,7 @@ from typing import IO, Any
 from convcheck.case import TensorSpec
 from convcheck.errors import ConvcheckError
 from convcheck.ops.convolution.case import ConvolutionCase
-from convcheck.ops.convolution.executorch_target import _logs
+from convcheck.ops.convolution.executorch_target import logs
 from convcheck.ops.convolution.executorch_target._craft import PROBE, PROBE_STATIC, WHOLE, program
 from convcheck.ops.convolution.executorch_target._plan import Limits, Plan, make_plan
 
@@ -143,10 +143,10 @@ def _answer(verdict: str, form: str, **fields) -> dict:
     return answer
 
 
-def _from_log(verdict: _logs.LogVerdict, form: str) -> dict:
+def _from_log(verdict: logs.LogVerdict, form: str) -> dict:
     if verdict.kind == "reject":
         return _answer("reject", form, check=verdict.check, detail=verdict.line)
-    return _answer("reject", form, check=_logs.unknown_id(verdict.line), detail=verdict.line)
+    return _answer("reject", form, check=logs.unknown_id(verdict.line), detail=verdict.line)
 
 
 # -- running a program -------------------------------------------------------------------
@@ -188,7 +188,7 @@ def _input(spec: TensorSpec, role: str):
     """The tensor ``set_inputs`` copies byte for byte into the planned tensor: its bytes
     are the logical values laid out in ``spec``'s dim order; its sizes are the logical
     ones (the runtime checks them), its strides contiguous (the pybindings require it)."""
-    from convcheck.native._buffers import physical, to_storage
+    from convcheck.native.buffers import physical, to_storage
     from convcheck.values import logical_values
 
     if spec.numel == 0:
@@ -201,7 +201,7 @@ def _input(spec: TensorSpec, role: str):
 def _canary(dtype: str, length: int, value: float):
     import numpy as np
 
-    from convcheck.native._buffers import to_storage
+    from convcheck.native.buffers import to_storage
 
     return _tensor(to_storage(np.full(length, value), dtype))
 
@@ -222,10 +222,10 @@ def _whole(case: ConvolutionCase, plan: Plan, want_values: bool) -> dict:
     ]
     method, log, error = _load(pte)
     if method is None:
-        return _from_log(_logs.classify(log or error), WHOLE)
+        return _from_log(logs.classify(log or error), WHOLE)
     outputs, log, error = _call(method, inputs)
     if error is not None:
-        verdict = _logs.classify(log or error)
+        verdict = logs.classify(log or error)
         if verdict.kind == "capacity":
             # The kernel computed a larger out than the model said: learn its sizes.
             answer = _probe(case, plan)
@@ -274,13 +274,13 @@ def _probe(case: ConvolutionCase, plan: Plan) -> dict:
     if method is not None:
         log, error = _execute_only(method)
     if error is not None:
-        verdict = _logs.classify(log or error)
+        verdict = logs.classify(log or error)
         if verdict.kind != "capacity":
             return _from_log(verdict, PROBE)
     method, log, error = _load(program(case, plan, PROBE_STATIC)[0])
     if method is not None:
         log, error = _execute_only(method)
-    static = _logs.classify(log or error or "")
+    static = logs.classify(log or error or "")
     if static.kind != "static":
         raise ConvcheckError(f"probe of the out sizes: expected a static resize, got {static}")
     assert static.sizes is not None  # a "static" verdict holds them
