@@ -21,19 +21,17 @@ from __future__ import annotations
 import z3
 
 from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN
+from convcheck.ops.convolution.case import ConvolutionCase
+from convcheck.simplicity import simplest_values, size_cost
 from convcheck.solver import concrete, limits
 from convcheck.solver.concrete import Assignment
 
-# The value of an argument a person writes when it does not matter.
-NATURAL = {"stride": 1, "padding": 0, "dilation": 1, "output_padding": 0, "groups": 1}
+# The value of an argument a person writes when it does not matter (its schema's).
+NATURAL = simplest_values(ConvolutionCase)
 # Every value within this distance of the natural one is tried, cheapest first.
 _SMALL = 8
 # The widths' edges: the powers of two, their negatives, and their neighbours.
 _EDGES = tuple(s * 2**k + e for k in range(1, 64) for s in (1, -1) for e in (-1, 0, 1))
-
-
-def size_cost(size: int) -> int:
-    return 0 if size == 1 else 1 if size == 0 else size
 
 
 def cost(inputs, values: dict[str, int]) -> tuple[int, int]:
