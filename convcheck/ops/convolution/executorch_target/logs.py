@@ -36,6 +36,8 @@ LOG_LINE = re.compile(
 # In the order the kernel runs its checks; the first line (innermost) that matches decides.
 _MAP = json.loads((Path(__file__).with_name("log_map.json")).read_text())["sites"]
 PATTERNS: tuple[tuple[str, str], ...] = tuple((site["message"], site["check"]) for site in _MAP)
+# The ids of ExecuTorch's own checks that the map gives (a target's, beside convcheck's).
+CHECK_IDS = frozenset(check for _, check in PATTERNS if "{" not in check)
 _COMPILED = tuple(
     (re.compile(site["message"]), site.get("function"), site["check"]) for site in _MAP
 )
