@@ -144,7 +144,7 @@ def _answer(verdict: str, form: str, **fields) -> dict:
 
 
 def _from_log(verdict: logs.LogVerdict, form: str) -> dict:
-    if verdict.kind == "reject":
+    if verdict.kind == logs.LogKind.REJECT:
         return _answer("reject", form, check=verdict.check, detail=verdict.line)
     return _answer("reject", form, check=logs.unknown_id(verdict.line), detail=verdict.line)
 
@@ -226,7 +226,7 @@ def _whole(case: ConvolutionCase, plan: Plan, want_values: bool) -> dict:
     outputs, log, error = _call(method, inputs)
     if error is not None:
         verdict = logs.classify(log or error)
-        if verdict.kind == "capacity":
+        if verdict.kind == logs.LogKind.CAPACITY:
             # The kernel computed a larger out than the model said: learn its sizes.
             answer = _probe(case, plan)
             answer["detail"] = f"not run: {verdict.line}; {answer['detail']}"
@@ -275,15 +275,15 @@ def _probe(case: ConvolutionCase, plan: Plan) -> dict:
         log, error = _execute_only(method)
     if error is not None:
         verdict = logs.classify(log or error)
-        if verdict.kind != "capacity":
+        if verdict.kind != logs.LogKind.CAPACITY:
             return _from_log(verdict, PROBE)
     method, log, error = _load(program(case, plan, PROBE_STATIC)[0])
     if method is not None:
         log, error = _execute_only(method)
     static = logs.classify(log or error or "")
-    if static.kind != "static":
+    if static.kind != logs.LogKind.STATIC:
         raise ConvcheckError(f"probe of the out sizes: expected a static resize, got {static}")
-    assert static.sizes is not None  # a "static" verdict holds them
+    assert static.sizes is not None  # a STATIC verdict holds them
     detail = "probe: checks and out sizes only (too large to run whole)"
     return _answer("accept", PROBE, out_sizes=list(static.sizes), detail=detail)
 
