@@ -32,6 +32,7 @@ from convcheck.case import Case
 from convcheck.errors import ConvcheckError, value_repr
 from convcheck.outcome import REJECT, Outcome
 from convcheck.simplicity import complexity
+from convcheck.validation import check_choice
 
 # Every check id of docs/checks.md, both revisions: the model's tables of them
 # (tests/engine/test_torch_apart.py holds this equal to the document).
@@ -103,10 +104,7 @@ class IdReader:
     unknown: dict[str, Unknown] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.compare not in COMPARE:
-            raise ConvcheckError(
-                f"compare={value_repr(self.compare)} must be one of {', '.join(COMPARE)}"
-            )
+        check_choice("compare", self.compare, COMPARE)
 
     def read(self, outcome: Outcome | None, predicted: Outcome, case: Case) -> Outcome | None:
         """``outcome`` with its check id in our names where the map or the mode can say."""

@@ -330,6 +330,7 @@ def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
     from convcheck.solver import format_report, judge_witnesses
     from convcheck.solver.explore import default_ranks, shapes
     from convcheck.solver.prove import solved_report
+    from convcheck.solver.symbolic import PROVEN
 
     only = shapes(args.revision, args.rank or default_ranks(args.revision, args.op), args.op)
     outputs = [(args.sarif, "SARIF file"), (args.junit, "JUnit file")]
@@ -388,7 +389,7 @@ def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
         ):
             if name:
                 files.write_atomically(Path(name), text(report), what)
-    all_proven = report.complete and all(s.status == "proven" for s in report.sites)
+    all_proven = report.complete and all(s.status == PROVEN for s in report.sites)
     return OK if all_proven and not counted else FOUND
 
 

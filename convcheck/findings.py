@@ -350,13 +350,13 @@ def point(outcome: Outcome, revision: str) -> tuple[tuple[int, int], str] | None
     by the site's family), an acceptance after every step. None for a check id or a site
     the revision does not have (another revision's, a foreign target's own name)."""
     positions = _positions(model.check_revision(revision))
-    if outcome.verdict == "reject":
+    if outcome.verdict == REJECT:
         name = outcome.check or ""
         key = name
-    elif outcome.verdict == "crash":
+    elif outcome.verdict == CRASH:
         name = model.site_family(outcome.crash_site or "")
         key = name.split(".")[0]
-    elif outcome.verdict == "accept":
+    elif outcome.verdict == ACCEPT:
         name = key = "accept"
     else:
         return None

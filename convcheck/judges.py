@@ -13,20 +13,20 @@ import signal
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from types import FrameType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from convcheck import model, ops
+from convcheck import model, ops, targets
 from convcheck.case import Case
 from convcheck.check_ids import CHECK_IDS, CheckMap, IdReader
-from convcheck.errors import ConvcheckError
 from convcheck.findings import Finding, findings
 from convcheck.judgement import Judgement
 from convcheck.outcome import ACCEPT, CRASH, REJECT, Outcome
 from convcheck.schema import Tensor, schema_of
+from convcheck.targets import Target
 
 if TYPE_CHECKING:
     from convcheck.ops.convolution.torch_oracle import TorchVerdict
@@ -38,23 +38,6 @@ SMALL_RANK = 5
 # How many times a foreseen native crash, or a foreseen rejection that real torch accepts,
 # is confirmed before exploration skips its copies' native, or real torch, calls.
 CONFIRMATIONS = 8
-
-
-class Target(Protocol):
-    """A kernel under test (convcheck's own build, ExecuTorch, a user's checkout): each
-    case's outcome, None for a case left unjudged at ``deadline`` or by ``cancel``."""
-
-    def check(self, cases: Sequence[Case], deadline: float | None = None) -> list[Outcome | None]:
-        """The checks alone: the verdict and the output sizes."""
-        ...
-
-    def run(self, cases: Sequence[Case], deadline: float | None = None) -> list[Outcome | None]:
-        """The checks, then the computation: values for small accepted cases."""
-        ...
-
-    def cancel(self) -> None: ...
-
-    def close(self) -> None: ...
 
 
 # A campaign's count of confirmations (``Judges.judge``'s ``thrifty``), by kind of finding.
@@ -109,8 +92,6 @@ class Judges:
         # Processes that judge on these judges' behalf (a campaign's shards): stopped and
         # closed with them.
         self._helpers: list[Any] = []
-        # The target's check ids, read as ours; the ids it cannot read, counted.
-        self.ids = IdReader(check_map, compare, _known_ids(target))
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="convcheck-native")
         self.native: Target | None = None
         # The op's torch mapping and its intentional differences (convolution's, the one
@@ -121,33 +102,19 @@ class Judges:
         # Thrifty judging spares torch's real calls that cannot change a kernel finding
         # (``_torch_matters``); benchmarks and tests turn it off to compare with them all.
         self.spare_torch = True
-        if use_native and target == "executorch":
-            from convcheck.ops.convolution import executorch_target
-
-            if revision != "legacy":
-                raise ConvcheckError(
-                    f"revision {revision!r}: ExecuTorch 1.5.1 runs the legacy kernel "
-                    "(use --revision legacy with --target executorch)"
-                )
-            if not executorch_target.available():
-                raise ConvcheckError(f"executorch is not installed: {executorch_target.INSTALL}")
-            self.native = executorch_target.ExecutorchJudge(jobs=jobs, timeout=max(timeout, 20.0))
-            self._expected = executorch_target.expected_outcome
-        elif use_native and target is not None and target.startswith("executorch-source:"):
-            from convcheck.ops.convolution.executorch_source import PREFIX, ExecutorchSourceJudge
-
-            source = target.removeprefix(PREFIX)
-            self.native = ExecutorchSourceJudge(source, jobs=jobs, timeout=timeout)
-        elif use_native:
-            from convcheck.native import NativeJudge
-
-            self.native = NativeJudge(revision=revision, target=target, jobs=jobs, timeout=timeout)
+        own_ids: frozenset[str] = frozenset()
+        if use_native:
+            started = targets.start(target, revision, jobs, timeout)
+            self.native, self._expected = started.judge, started.expected
+            own_ids = started.check_ids
+        # The target's check ids, read as ours; the ids it cannot read, counted.
+        self.ids = IdReader(check_map, compare, CHECK_IDS | own_ids)
         if use_torch:
-            from convcheck.ops.convolution import differences
+            from convcheck.ops.convolution.differences import explain_difference
             from convcheck.ops.convolution.torch_oracle import TorchJudge
 
             self.torch = TorchJudge(jobs=jobs, timeout=max(timeout, 20.0), warm=warm)
-            self._explain = differences.explain_difference
+            self._explain = explain_difference
 
     def judge(
         self,
@@ -368,15 +335,6 @@ class Judges:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _known_ids(target: str | None) -> frozenset[str]:
-    """Ours, and for ExecuTorch the ids of its own checks that its log map gives."""
-    if target != "executorch" and not (target or "").startswith("executorch-source:"):
-        return CHECK_IDS
-    from convcheck.ops.convolution.executorch_target._logs import PATTERNS
-
-    return CHECK_IDS | {check for _, check in PATTERNS if "{" not in check}
 
 
 # Finding kinds the model decides alone: the other judges cannot change them.

@@ -11,21 +11,31 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
+from enum import StrEnum
 from typing import Any
 
 from convcheck.frozen import frozen
 
-ACCEPT = "accept"
-REJECT = "reject"
-CRASH = "crash"
-HANG = "hang"
-ABI_VIOLATION = "abi-violation"
-TOOL_ERROR = "tool-error"
+
+class Verdict(StrEnum):
+    """What a judge answered; each value is the string the corpus and the workers use (a
+    ``StrEnum``: it compares equal to that string and is written as it)."""
+
+    ACCEPT = "accept"  # the checks passed: output sizes, and values for small calls
+    REJECT = "reject"  # a check refused the call: ``check`` names which
+    CRASH = "crash"  # the kernel died: ``crash_kind`` (sanitizer or signal), ``crash_site``
+    HANG = "hang"  # no answer within the worker's timeout
+    ABI_VIOLATION = "abi-violation"  # a result outside the target's ABI: ``check`` the field
+    TOOL_ERROR = "tool-error"  # convcheck's own code failed on the case
+
+
+# The members by their short names, as the modules that compare verdicts import them.
+ACCEPT, REJECT, CRASH, HANG, ABI_VIOLATION, TOOL_ERROR = Verdict
 
 
 @frozen
 class Outcome:
-    verdict: str
+    verdict: Verdict
     check: str | None = None
     out_sizes: tuple[int, ...] | None = None
     crash_kind: str | None = None
@@ -80,7 +90,7 @@ class Outcome:
         crash = data.get("crash") or {}
         sizes = data.get("out_sizes")
         return cls(
-            verdict=data["verdict"],
+            verdict=Verdict(data["verdict"]),
             check=data.get("check"),
             out_sizes=None if sizes is None else tuple(sizes),
             crash_kind=crash.get("kind"),

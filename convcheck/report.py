@@ -16,7 +16,7 @@ from convcheck.check_ids import CHECK_IDS, Unknown
 from convcheck.describe import case_legend, describe_case
 from convcheck.findings import Finding, FindingKind
 from convcheck.model import ModelFinding, ModelRun, predict
-from convcheck.outcome import ACCEPT, REJECT, Outcome
+from convcheck.outcome import ACCEPT, CRASH, REJECT, Outcome
 
 
 def format_trace(
@@ -428,7 +428,7 @@ def crash_line(finding) -> tuple[str, int] | None:
     """The source file and line a sanitizer named, when the kernel crashed."""
     for outcome in finding.outcomes.values():
         match = _SOURCE_LINE.search(outcome.crash_site or "")
-        if outcome.verdict == "crash" and match:
+        if outcome.verdict == CRASH and match:
             return match.group(1), int(match.group(2))
     return None
 

@@ -45,6 +45,7 @@ from convcheck import ops
 from convcheck.case import Case, TensorSpec
 from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN
 from convcheck.schema import Bool, Int, IntList, OptionalInt, Tensor, schema_of
+from convcheck.simplicity import value_key as _simplicity
 
 __all__ = ["Keeps", "ShrinkPass", "Shrinker", "find_integer", "minimize", "with_size"]
 
@@ -71,11 +72,6 @@ def find_integer(f: Callable[[int], bool]) -> int:
         else:
             hi = mid
     return lo
-
-
-def _simplicity(v: int, target: int, low: int) -> tuple[bool, int, bool]:
-    """Valid before invalid, then nearer the target, then above it before below."""
-    return (v < low, abs(v - target), v < target)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from convcheck import ops
+from convcheck.validation import invalid
 
 __all__ = ["cases"]
 
@@ -44,8 +45,9 @@ def cases(small: bool = False, op: str = ops.DEFAULT_OP) -> st.SearchStrategy:
     computable."""
     from hypothesis.errors import InvalidArgument
 
+    # Hypothesis's exception, in convcheck's wording (``convcheck.validation``).
     if not isinstance(small, bool):
-        raise InvalidArgument(f"cases(small={small!r}): small must be True or False")
+        raise InvalidArgument(str(invalid("small", small, "be True or False")))
     if op not in ops.names():
-        raise InvalidArgument(f"cases(op={op!r}): op must be one of {', '.join(ops.names())}")
+        raise InvalidArgument(str(invalid("op", op, f"be one of {', '.join(ops.names())}")))
     return _cases(small, op)

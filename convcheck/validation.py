@@ -9,24 +9,30 @@ from __future__ import annotations
 import math
 from collections.abc import Collection
 
-from convcheck.errors import ConvcheckError
+from convcheck.errors import ConvcheckError, value_repr
+
+
+def invalid(name: str, value: object, must: str) -> ConvcheckError:
+    """The one wording, for a check no function below makes: ``name=value must ...``
+    (``value_repr`` keeps a huge value to one short line)."""
+    return ConvcheckError(f"{name}={value_repr(value)} must {must}")
 
 
 def check_positive_int(name: str, value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConvcheckError(f"{name}={value!r} must be a positive integer")
+        raise invalid(name, value, "be a positive integer")
     return value
 
 
 def check_seconds(name: str, value: object) -> float:
     """A time budget or limit: positive and finite (``nan`` and ``inf`` bound nothing)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
-        raise ConvcheckError(f"{name}={value!r} must be a positive, finite number of seconds")
+        raise invalid(name, value, "be a positive, finite number of seconds")
     return float(value)
 
 
 def check_choice(name: str, value: object, choices: Collection[str]) -> str:
     if value not in choices:
-        raise ConvcheckError(f"{name}={value!r} must be one of {', '.join(choices)}")
+        raise invalid(name, value, f"be one of {', '.join(choices)}")
     assert isinstance(value, str)  # one of the choices
     return value

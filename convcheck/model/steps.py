@@ -16,7 +16,7 @@ from typing import Any, NamedTuple, Protocol
 
 from convcheck.fixedint import Arith, NarrowEvent, Op, UbEvent
 from convcheck.frozen import frozen
-from convcheck.outcome import Outcome
+from convcheck.outcome import REJECT, Outcome
 
 
 class Reject(Exception):
@@ -83,7 +83,7 @@ class ModelRun:
     @property
     def reject_step(self) -> int | None:
         """Index of the step that rejected, if any."""
-        if self.outcome.verdict != "reject":
+        if self.outcome.verdict != REJECT:
             return None
         return len(self.steps) - 1
 

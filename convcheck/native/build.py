@@ -59,7 +59,7 @@ def compiler(language: str = "C", names: tuple[str, str] = ("clang", "gcc")) -> 
 
 
 @functools.cache
-def _compiler_version(cc: str) -> str:
+def compiler_version(cc: str) -> str:
     done = subprocess.run([cc, "--version"], capture_output=True, text=True, check=False)
     return done.stdout.strip()
 
@@ -120,7 +120,7 @@ def _compile(
     """``sources`` compiled with ``flags`` into the cache as ``<stem>-<hash><suffix>``."""
     cc = compiler()
     digest = hashlib.sha256()
-    for part in (cc, _compiler_version(cc), *flags, *libraries):
+    for part in (cc, compiler_version(cc), *flags, *libraries):
         digest.update(part.encode() + b"\0")
     for path in [*sources, *headers]:
         digest.update(path.name.encode() + b"\0")
@@ -137,7 +137,7 @@ def _compile(
         command = [cc, *flags, "-o", temporary, *(path.name for path in sources), *libraries]
         done = subprocess.run(command, cwd=source_dir, capture_output=True, text=True, check=False)
         if done.returncode != 0:
-            raise ConvcheckError(f"building {stem} with {cc}: {_first_error(done.stderr)}")
+            raise ConvcheckError(f"building {stem} with {cc}: {first_error(done.stderr)}")
         os.chmod(temporary, 0o755)
         os.replace(temporary, target)
     finally:
@@ -146,7 +146,7 @@ def _compile(
     return target
 
 
-def _first_error(stderr: str) -> str:
+def first_error(stderr: str) -> str:
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     for line in lines:
         if "error" in line:

@@ -30,6 +30,7 @@ from convcheck.native.worker import RunLimits
 from convcheck.outcome import ABI_VIOLATION, TOOL_ERROR, Outcome
 from convcheck.pool_judge import PoolJudge
 from convcheck.sandbox import Crash, Hang, WorkerPool, WorkerSpec, python_env
+from convcheck.targets import Started
 
 _PYTHON_WORKER = "convcheck.native.worker"
 _PROBE_TIMEOUT = 60.0  # seconds; loading a library under ASan is quick, but CI is slow
@@ -118,6 +119,18 @@ def _read_answer(fd: int) -> dict | None:
     except ValueError:
         return None
     return answer if isinstance(answer, dict) else None
+
+
+def unavailable(revision: str) -> str:
+    """The target registry's (``convcheck.targets``): convcheck's kernel builds for every
+    revision; a user's library that cannot load says so when it starts."""
+    return ""
+
+
+def start(where: str | None, revision: str, jobs: int, timeout: float) -> Started:
+    """The target registry's: convcheck's kernel of ``revision``, or the library at
+    ``where``."""
+    return Started(NativeJudge(revision=revision, target=where, jobs=jobs, timeout=timeout))
 
 
 class NativeJudge(PoolJudge):

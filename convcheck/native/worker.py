@@ -101,7 +101,7 @@ def init(config: dict) -> None:
     if config.get("eager"):
         # A fork server's: the workers it forks inherit numpy, where each would import it
         # (a fifth of a second under ASan) on its first run request.
-        from convcheck.native import _buffers  # noqa: F401
+        from convcheck.native import buffers  # noqa: F401
 
 
 class _Status(ConvcheckError):
@@ -205,24 +205,24 @@ def _work(case: dict, out_sizes: list[int]) -> int:
 
 
 def _run(case: dict, call: abi.Call, out_sizes: list[int]) -> dict:
-    from convcheck.native import _buffers  # numpy: only once a run needs it
+    from convcheck.native import buffers  # numpy: only once a run needs it
 
     libc = _state.libc
     blocks: list[int] = []
     try:
-        call.input.data = _buffers.filled_block(libc, blocks, case["input"], "input")
-        call.weight.data = _buffers.filled_block(libc, blocks, case["weight"], "weight")
+        call.input.data = buffers.filled_block(libc, blocks, case["input"], "input")
+        call.weight.data = buffers.filled_block(libc, blocks, case["weight"], "weight")
         if case["bias"] is not None:
-            call.bias.data = _buffers.filled_block(libc, blocks, case["bias"], "bias")
+            call.bias.data = buffers.filled_block(libc, blocks, case["bias"], "bias")
         out_spec = dict(case["out"], sizes=out_sizes)
-        call.out.data = _buffers.empty_block(libc, blocks, out_spec)
+        call.out.data = buffers.empty_block(libc, blocks, out_spec)
         result = _state.result
         status = _state.run_entry(ctypes.byref(call), ctypes.byref(result))
         if status != 0:
             raise _Status(f"convcheck_run returned {status} ({_check_id(result)})")
         answer = _answer(result)
         if answer["verdict"] == "accept" and answer["out_sizes"] == out_sizes:
-            answer["values"] = _buffers.read_block(call.out.data, out_spec)
+            answer["values"] = buffers.read_block(call.out.data, out_spec)
             answer["ran"] = True
         return answer
     finally:

@@ -8,17 +8,17 @@ import json
 import struct
 from typing import Any
 
-from convcheck.errors import ConvcheckError
 from convcheck.sandbox.crashes import Crash
+from convcheck.validation import invalid
 
 
 def _encode(index: int, request: object) -> bytes:
     if not isinstance(request, dict):
-        raise ConvcheckError(f"request {index} is a {type(request).__name__}, not a dict")
+        raise invalid(f"requests[{index}]", request, "be a dict")
     try:
         return (json.dumps(request) + "\n").encode()
     except (TypeError, ValueError) as exc:
-        raise ConvcheckError(f"request {index} is not JSON-able: {exc}") from None
+        raise invalid(f"requests[{index}]", request, f"be JSON-able ({exc})") from None
 
 
 class _LineFraming:
@@ -46,7 +46,7 @@ class _RecordFraming:
     @classmethod
     def encode(cls, index: int, request: object) -> bytes:
         if not isinstance(request, bytes):
-            raise ConvcheckError(f"request {index} is a {type(request).__name__}, not bytes")
+            raise invalid(f"requests[{index}]", request, "be bytes")
         return cls._LENGTH.pack(len(request)) + request
 
     @classmethod

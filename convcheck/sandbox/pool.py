@@ -33,7 +33,7 @@ from convcheck.sandbox.processes import (
     _Worker,
     _worker_env,
 )
-from convcheck.validation import check_positive_int, check_seconds
+from convcheck.validation import check_positive_int, check_seconds, invalid
 
 # Most requests sent ahead to one worker, so that it never waits for the parent. Fewer
 # when the batch is small: each worker gets its share (slow requests run in parallel).
@@ -50,7 +50,7 @@ class WorkerPool:
 
     def __init__(self, spec: WorkerSpec, jobs: int = 1, timeout: float = 5.0) -> None:
         if not isinstance(spec, WorkerSpec):
-            raise ConvcheckError(f"spec {spec!r} is not a WorkerSpec")
+            raise invalid("spec", spec, "be a WorkerSpec")
         self.spec = spec
         self.jobs = check_positive_int("jobs", jobs)
         self.timeout = check_seconds("timeout", timeout)

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from convcheck.errors import ConvcheckError
 from convcheck.sandbox.crashes import _PARSE_LIMIT
 from convcheck.sandbox.descendants import _MARKER, _POOL_PROCESSES, _descendants, _reap_orphans
+from convcheck.validation import check_positive_int, invalid
 
 _WORKER_MAIN = str(Path(__file__).parent.parent / "_worker_main.py")
 
@@ -90,32 +90,29 @@ class WorkerSpec:
         if self.program is not None:
             self._check_program()
         elif not (isinstance(self.handler, str) and _NAME.fullmatch(self.handler)):
-            raise ConvcheckError(f"handler {self.handler!r} is not a 'module:function' name")
+            raise invalid("handler", self.handler, "be a 'module:function' name")
         if self.init is not None and not (
             isinstance(self.init, str) and _NAME.fullmatch(self.init)
         ):
-            raise ConvcheckError(f"init {self.init!r} is not a 'module:function' name")
+            raise invalid("init", self.init, "be a 'module:function' name or None")
         try:
             json.dumps(self.config)
         except (TypeError, ValueError) as exc:
-            raise ConvcheckError(f"config {self.config!r} is not JSON-able: {exc}") from None
+            raise invalid("config", self.config, f"be JSON-able ({exc})") from None
         if not isinstance(self.env, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in self.env.items()
         ):
-            raise ConvcheckError(f"env {self.env!r} must map strings to strings")
-        limit = self.memory_limit_mb
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
-            raise ConvcheckError(f"memory_limit_mb {limit!r} is not an integer or None")
-        if limit is not None and limit <= 0:
-            raise ConvcheckError(f"memory_limit_mb {limit!r} is not positive")
+            raise invalid("env", self.env, "map strings to strings")
+        if self.memory_limit_mb is not None:
+            check_positive_int("memory_limit_mb", self.memory_limit_mb)
 
     def _check_program(self) -> None:
         if not isinstance(self.program, str) or not os.path.isabs(self.program):
-            raise ConvcheckError(f"program {self.program!r} is not an absolute path")
+            raise invalid("program", self.program, "be an absolute path")
         if self.handler or self.init is not None:
-            raise ConvcheckError(f"program {self.program}: no handler or init with a program")
+            raise invalid("handler", self.handler or self.init, "be empty with a program")
         if not isinstance(self.config, list) or not all(isinstance(a, str) for a in self.config):
-            raise ConvcheckError(f"program {self.program}: config must be a list of strings")
+            raise invalid("config", self.config, "be a list of strings with a program")
 
     def describe(self) -> str:
         parts = [self.handler or os.path.basename(self.program or "")]

@@ -8,7 +8,6 @@ docs/solver.md says what "proven" means.
 """
 
 from convcheck.solver.bands import band_cases
-from convcheck.solver.engine import solver_cases
 from convcheck.solver.prove import (
     ProofReport,
     SiteReport,
@@ -24,5 +23,4 @@ __all__ = [
     "format_report",
     "judge_witnesses",
     "prove",
-    "solver_cases",
 ]

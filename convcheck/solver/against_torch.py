@@ -30,10 +30,13 @@ from convcheck.fixedint import INT64_MAX, INT64_MIN, Arith, Wrapping
 from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.differences import explain_difference
 from convcheck.ops.convolution.solving import ConvolutionShape as Shape
-from convcheck.ops.convolution.torch_oracle._aten import TorchError
-from convcheck.ops.convolution.torch_oracle._checks import aten_call, creation_problem
-from convcheck.ops.convolution.torch_oracle._fallback import shape_checks
-from convcheck.ops.convolution.torch_oracle._normalize import normalize
+from convcheck.ops.convolution.torch_oracle import (
+    TorchError,
+    aten_call,
+    creation_problem,
+    normalize,
+    shape_checks,
+)
 from convcheck.outcome import ACCEPT, REJECT, Outcome
 from convcheck.solver import limits
 from convcheck.solver.explore import Inputs, describe_path, shapes

@@ -26,6 +26,7 @@ from convcheck.model.steps import ModelRun, run_steps
 from convcheck.ops import SYMBOLIC
 from convcheck.outcome import ACCEPT
 from convcheck.schema import Bool, Int, IntList, OptionalInt, Tensor, schema_of
+from convcheck.simplicity import simplest_values
 from convcheck.solver import limits
 from convcheck.solver.symbolic import (
     EXACT_DIFFERS,
@@ -152,8 +153,7 @@ class Inputs:
                 pinned[arg.name] = given
         domain = [z3.And(s >= 0, s <= INT32_MAX) for terms in sizes.values() for s in terms]
         domain += [z3.And(v >= INT64_MIN, v <= INT64_MAX) for terms in ints.values() for v in terms]
-        natural = {a.name: a.simplest for a in schema if isinstance(a, IntList | Int | OptionalInt)}
-        return cls(shape, sizes, ints, domain, pinned, natural)
+        return cls(shape, sizes, ints, domain, pinned, simplest_values(case_type))
 
     def unpin(self) -> None:
         """Make the pinned lists' elements variables: for a check path that reads what

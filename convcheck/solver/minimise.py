@@ -22,6 +22,7 @@ from __future__ import annotations
 import z3
 
 from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN
+from convcheck.simplicity import size_cost
 from convcheck.solver import concrete, limits
 from convcheck.solver.concrete import Assignment
 
@@ -29,10 +30,6 @@ from convcheck.solver.concrete import Assignment
 _SMALL = 8
 # The widths' edges: the powers of two, their negatives, and their neighbours.
 _EDGES = tuple(s * 2**k + e for k in range(1, 64) for s in (1, -1) for e in (-1, 0, 1))
-
-
-def size_cost(size: int) -> int:
-    return 0 if size == 1 else 1 if size == 0 else size
 
 
 def cost(inputs, values: dict[str, int]) -> tuple[int, int]:

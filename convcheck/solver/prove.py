@@ -50,17 +50,18 @@ from convcheck.solver.symbolic import (
     WITNESS,
     WRAP,
     Pending,
+    Status,
     fork_order,
 )
 
-# A worse status wins when a site's paths are summed up.
-_RANK = {PROVEN: 0, UNKNOWN: 1, WITNESS: 2}
+# A worse status (later in ``Status``) wins when a site's paths are summed up.
+_RANK = {status: rank for rank, status in enumerate(Status)}
 
 
 @dataclass
 class PathStatus:
     path: str
-    status: str
+    status: Status
 
 
 @dataclass
@@ -78,7 +79,7 @@ class SiteReport:
     seconds: float = 0.0
 
     @property
-    def status(self) -> str:
+    def status(self) -> Status:
         return max((p.status for p in self.paths), key=_RANK.__getitem__, default=PROVEN)
 
     @property
@@ -91,7 +92,7 @@ class SiteReport:
         return cls(
             data["site"],
             data["kind"],
-            [PathStatus(p["path"], p["status"]) for p in data["paths"]],
+            [PathStatus(p["path"], Status(p["status"])) for p in data["paths"]],
             None if witness is None else Case.from_json(witness),
             data["witness_path"],
             data["model_agrees"],
@@ -127,7 +128,7 @@ class ProofReport:
     def complete(self) -> bool:
         return self.shapes_done == self.shapes_total
 
-    def count(self, status: str, undefined_only: bool = False) -> int:
+    def count(self, status: Status, undefined_only: bool = False) -> int:
         return sum(s.status == status and (s.undefined or not undefined_only) for s in self.sites)
 
     @classmethod
@@ -277,7 +278,7 @@ class _Explored:
     depth-first order, ``fork_order``, and its (site, kind, path, status) records), the
     first witness of each site with its place, and what is left to explore, as units."""
 
-    paths: list[tuple[tuple, list[tuple[str, str, str, str]]]]
+    paths: list[tuple[tuple, list[tuple[str, str, str, Status]]]]
     witnesses: dict[tuple[str, str], tuple[tuple, _Witness]]
     left: list[tuple[Pending, ...]]
 

@@ -19,6 +19,7 @@ value. Nothing here knows a check: the checks are the model's steps, run unchang
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import z3
 
@@ -44,10 +45,18 @@ NUMEL_OVERFLOW = "numel-overflow"  # an accepted call whose output numel exceeds
 # The properties of an accepted call: not undefined behaviour, no sanitizer sees them.
 PROPERTIES = (WRAP, EXACT_DIFFERS, NUMEL_OVERFLOW)
 
-# The statuses of a site on a path.
-WITNESS = "witness"  # an input that reaches the site and misbehaves there
-PROVEN = "proven"  # no input on this path does
-UNKNOWN = "unknown"  # the solver ran out of its steps (``limits``)
+
+class Status(StrEnum):
+    """What the solver knows of a site on a path, from best to worst (a site's status is
+    its worst path's); each value is the string the solver's cache and reports use."""
+
+    PROVEN = "proven"  # no input on this path misbehaves at the site
+    UNKNOWN = "unknown"  # the solver ran out of its steps (``limits``)
+    WITNESS = "witness"  # an input that reaches the site and misbehaves there
+
+
+# The members by their short names, as the solver's modules import them.
+PROVEN, UNKNOWN, WITNESS = Status
 
 
 def _in(term, low: int, high: int) -> z3.BoolRef:
@@ -143,7 +152,7 @@ class SiteQuery:
     condition: z3.BoolRef  # the misbehaviour, on top of ``decisions``
     decisions: tuple[z3.BoolRef, ...]  # the path condition up to the site
     prefix: tuple[bool, ...]  # the branch choices that name the path
-    status: str
+    status: Status
     witness: z3.ModelRef | None
     exact: z3.ArithRef | None  # the operation's exact value, for the width bands
     op: str  # "add", "sub", "mul", "narrow", "convert", or "" (no value)

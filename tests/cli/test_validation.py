@@ -5,6 +5,7 @@ import math
 
 import pytest
 
+from convcheck.check_ids import IdReader
 from convcheck.errors import ConvcheckError
 from convcheck.model import check_revision
 from convcheck.sandbox import WorkerPool, WorkerSpec
@@ -45,3 +46,22 @@ def test_a_worker_pool_refuses_a_timeout_that_bounds_nothing(timeout):
     spec = WorkerSpec(handler="json:dumps")
     with pytest.raises(ConvcheckError, match=f"^timeout={timeout!r} must be"):
         WorkerPool(spec, timeout=timeout)
+
+
+SPEC = WorkerSpec(handler="json:dumps")
+
+API = [
+    (lambda: WorkerSpec(handler="no_colon"), "handler='no_colon' must be a 'module:function' name"),
+    (lambda: WorkerSpec(handler="json:dumps", memory_limit_mb=0), "memory_limit_mb=0 must be"),
+    (lambda: WorkerSpec(handler="json:dumps", env={"A": 1}), "env={'A': 1} must map strings"),
+    (lambda: WorkerPool("json:dumps"), "spec='json:dumps' must be a WorkerSpec"),
+    (lambda: WorkerPool(SPEC).run([{}, ["x"]]), "requests[1]=['x'] must be a dict"),
+    (lambda: IdReader(compare="ids"), "compare='ids' must be one of id, verdict"),
+]
+
+
+@pytest.mark.parametrize("call, message", API)
+def test_api_arguments_are_checked_in_the_same_wording(call, message):
+    with pytest.raises(ConvcheckError) as raised:
+        call()
+    assert str(raised.value).startswith(message)

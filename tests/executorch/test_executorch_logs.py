@@ -1,4 +1,4 @@
-"""The table from ExecuTorch's log lines to convcheck's check ids (``_logs.PATTERNS``).
+"""The table from ExecuTorch's log lines to convcheck's check ids (``logs.PATTERNS``).
 
 Each entry is the log ExecuTorch 1.5.1 printed for a call that fails that check (the
 ``method.cpp`` lines after them left out), recorded from the pip build. Needs no
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from convcheck.ops.convolution.executorch_target import _logs
+from convcheck.ops.convolution.executorch_target import logs
 
 CALL = (
     "[op_convolution.cpp:363] Check failed (check_convolution_args( in, weight, bias, stride, "
@@ -137,13 +137,13 @@ LEGACY_CHECKS = sorted(RECORDED)
 
 @pytest.mark.parametrize("check", LEGACY_CHECKS)
 def test_a_recorded_log_gives_its_check(check):
-    verdict = _logs.classify(RECORDED[check])
+    verdict = logs.classify(RECORDED[check])
     assert (verdict.kind, verdict.check) == ("reject", check)
     assert verdict.line.startswith("[")
 
 
 def test_transposed_channels():
-    assert _logs.classify(TRANSPOSED_CHANNELS).check == "input.channels"
+    assert logs.classify(TRANSPOSED_CHANNELS).check == "input.channels"
 
 
 def _documented_ids() -> set[str]:
@@ -156,18 +156,18 @@ def _documented_ids() -> set[str]:
 
 def test_every_pattern_gives_a_documented_check():
     documented = set(LEGACY_CHECKS) | _documented_ids()
-    for _, check in _logs.PATTERNS:
+    for _, check in logs.PATTERNS:
         names = {check.format(p) for p in ("stride", "padding", "dilation", "output_padding")}
         assert names & documented, check
 
 
 def test_the_resize_probes_are_read():
-    capacity = _logs.classify(
+    capacity = logs.classify(
         "[tensor_impl.cpp:156] Attempted to resize a bounded tensor with a maximum capacity of "
         "0 elements to 4294967288 elements.\n"
     )
     assert (capacity.kind, capacity.numel) == ("capacity", 4294967288)
-    static = _logs.classify(
+    static = logs.classify(
         "[tensor_impl.cpp:135] Attempted to resize a static tensor. Expected shape (0, 0, 0), "
         "but received (1, 4, 1073741822).\n"
     )
@@ -175,10 +175,10 @@ def test_the_resize_probes_are_read():
 
 
 def test_an_unknown_log_keeps_its_first_words():
-    verdict = _logs.classify("[program.cpp:12] Something new 0x21 went wrong at 3 places\n")
+    verdict = logs.classify("[program.cpp:12] Something new 0x21 went wrong at 3 places\n")
     assert verdict.kind == "unknown"
     assert verdict.check == "executorch.unknown:Something new NxN went wrong at"
     # No log line at all: the exception's message.
-    assert _logs.classify("dim_order size 2 != dim 3").check == (
+    assert logs.classify("dim_order size 2 != dim 3").check == (
         "executorch.unknown:dim_order size N != dim N"
     )

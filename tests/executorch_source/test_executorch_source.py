@@ -16,7 +16,7 @@ import pytest
 from convcheck import campaign, engines, model
 from convcheck.case import Case
 from convcheck.cli import main
-from convcheck.ops.convolution.executorch_target import _logs
+from convcheck.ops.convolution.executorch_target import logs
 from convcheck.ops.convolution.known_bugs import LEGACY_BUG_CLASSES, bug_class
 
 SOURCE = os.environ.get("CONVCHECK_EXECUTORCH_SRC")
@@ -87,11 +87,11 @@ def test_a_source_log_line_names_its_function_and_check():
         "[op_convolution.cpp:379 convolution_out] Check failed "
         "(tensors_have_same_dim_order(in, out)): \n"
     )
-    assert _logs.lines(log)[0][:2] == (
+    assert logs.lines(log)[0][:2] == (
         "tensor_util_portable.cpp:130",
         "tensors_have_same_dim_order",
     )
-    verdict = _logs.classify(log)
+    verdict = logs.classify(log)
     assert (verdict.kind, verdict.check) == ("reject", "dim_order.in_out")
 
 

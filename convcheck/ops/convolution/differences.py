@@ -205,8 +205,7 @@ def _onednn_only(c: _Context) -> bool:
         if not verdict.torch_bug or verdict.no_onednn is None:
             return False
         return c.kernel.same_verdict(verdict.no_onednn)
-    from convcheck.ops.convolution.torch_oracle import DEFAULT_THREADS
-    from convcheck.ops.convolution.torch_oracle._checks import check_path
+    from convcheck.ops.convolution.torch_oracle import DEFAULT_THREADS, check_path
 
     without = check_path(c.case, threads=DEFAULT_THREADS, onednn=False).outcome
     return not c.torch.same_verdict(without) and c.kernel.same_verdict(without)

@@ -20,10 +20,10 @@ from pathlib import Path
 from convcheck.errors import ConvcheckError
 from convcheck.native.build import (
     SANITIZED_FLAGS,
-    _compiler_version,
-    _first_error,
     cache_dir,
     compiler,
+    compiler_version,
+    first_error,
 )
 from convcheck.native.build import SOURCE_DIR as ABI_DIR
 
@@ -80,7 +80,7 @@ def build_target(source: str | os.PathLike) -> Path:
     root = checkout(source)
     cxx = compiler("C++", ("clang++", "g++"))
     digest = hashlib.sha256()
-    for part in (cxx, _compiler_version(cxx), *FLAGS):
+    for part in (cxx, compiler_version(cxx), *FLAGS):
         digest.update(part.encode() + b"\0")
     for path in (ADAPTER, ABI_DIR / "convcheck_abi.h", *_key_files(root)):
         digest.update(
@@ -112,8 +112,7 @@ def _compile(root: Path, cxx: str, target: Path) -> None:
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise ConvcheckError(
-                f"building the ExecuTorch target from {root} with {cxx}: "
-                f"{_first_error(done.stderr)}"
+                f"building the ExecuTorch target from {root} with {cxx}: {first_error(done.stderr)}"
             )
         # Same file system as the cache only by luck: copy next to it, then rename.
         staged = target.with_name(target.name + f".{os.getpid()}.tmp")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from convcheck.errors import ConvcheckError
-from convcheck.native.build import _compiler_version, _first_error, compiler
+from convcheck.native.build import compiler, compiler_version, first_error
 from convcheck.ops.convolution.executorch_source.build import C10_INCLUDE, FLAGS, SOURCES, checkout
 
 # Beyond the kernel's units: the runtime's init, the default platform layer (the source
@@ -140,7 +140,7 @@ def build(source: str | os.PathLike, tests: Path, scratch: Path) -> Path:
         )
         raise ConvcheckError(
             f"building the tests {tests} against {root} with {cxx}: "
-            f"{_first_error(done.stderr)}{hint}"
+            f"{first_error(done.stderr)}{hint}"
         )
     return binary
 
@@ -235,6 +235,6 @@ def environment(source: str | os.PathLike, commit: str | None) -> dict[str, str]
     cxx = compiler("C++", ("clang++", "g++"))
     return {
         "ExecuTorch commit": commit,
-        "compiler": _compiler_version(cxx).splitlines()[0],
+        "compiler": compiler_version(cxx).splitlines()[0],
         "flags": " ".join(TEST_FLAGS),
     }

@@ -9,10 +9,25 @@ import re
 
 from convcheck.native.judge import NativeJudge
 from convcheck.ops.convolution.executorch_source.build import build_target
+from convcheck.ops.convolution.executorch_target import logs
 from convcheck.outcome import Outcome
 from convcheck.sandbox import Crash, Hang
+from convcheck.targets import Started
 
 _BRACKETED = re.compile(r"<[^<>]*>|\([^()]*\)")
+
+
+def unavailable(revision: str) -> str:
+    """The target registry's (``convcheck.targets``): a checkout runs any revision's
+    calls; a broken checkout or build says so when it starts."""
+    return ""
+
+
+def start(where: str | None, revision: str, jobs: int, timeout: float) -> Started:
+    """The target registry's: the checkout at ``where``, built (once) and started; its
+    log map reads ExecuTorch's check ids, as for the PyPI build."""
+    assert where is not None  # the registry's prefix gives the path, "" at least
+    return Started(ExecutorchSourceJudge(where, jobs=jobs, timeout=timeout), None, logs.CHECK_IDS)
 
 
 class ExecutorchSourceJudge(NativeJudge):

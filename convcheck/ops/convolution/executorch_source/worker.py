@@ -3,7 +3,7 @@ kernel's log turned into a check id.
 
 The adapter records the error-level log lines of each call; a rejection's check id is the
 first of them that the shipped log map recognises
-(``convcheck.ops.convolution.executorch_target._logs``, the same map as the ExecuTorch
+(``convcheck.ops.convolution.executorch_target.logs``, the same map as the ExecuTorch
 wheel's), not the adapter's placeholder.
 """
 
@@ -13,7 +13,7 @@ import ctypes
 from typing import Any
 
 from convcheck.native import worker as native
-from convcheck.ops.convolution.executorch_target import _logs
+from convcheck.ops.convolution.executorch_target import logs
 
 _log: Any  # the library's ``convcheck_executorch_log``, set by ``init``
 
@@ -30,6 +30,6 @@ def handle(request: dict) -> dict:
     answer = native.handle(request)
     if answer["verdict"] == "reject":
         log = _log().decode(errors="replace")
-        answer["check"] = _logs.classify(log).check or _logs.unknown_id(log or "no log")
+        answer["check"] = logs.classify(log).check or logs.unknown_id(log or "no log")
         answer["log"] = log
     return answer

@@ -6,11 +6,14 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from convcheck.errors import ConvcheckError
-from convcheck.ops.convolution.executorch_target._logs import LOG_LINE
+from convcheck.ops.convolution.executorch_target import available, logs
 from convcheck.ops.convolution.executorch_target._plan import Limits
+from convcheck.ops.convolution.executorch_target.expected import expected_outcome
+from convcheck.ops.convolution.executorch_target.logs import LOG_LINE
 from convcheck.outcome import Outcome
 from convcheck.pool_judge import PoolJudge
 from convcheck.sandbox import Crash, Hang, WorkerPool, WorkerSpec
+from convcheck.targets import Started
 
 NAME = "executorch 1.5.1 portable"
 VERSION = "1.5.1"
@@ -25,6 +28,25 @@ def installed_version() -> str | None:
         return metadata.version("executorch")
     except metadata.PackageNotFoundError:
         return None
+
+
+def unavailable(revision: str) -> str:
+    """The target registry's (``convcheck.targets``): why this target cannot judge here."""
+    if revision != "legacy":
+        return (
+            f"revision {revision!r}: ExecuTorch 1.5.1 runs the legacy kernel "
+            "(use --revision legacy with --target executorch)"
+        )
+    if not available():
+        return f"executorch is not installed: {INSTALL}"
+    return ""
+
+
+def start(where: str | None, revision: str, jobs: int, timeout: float) -> Started:
+    """The target registry's: ExecuTorch only runs whole, so the model says what it should
+    answer (``expected_outcome``); its workers load torch, hence the longer timeout."""
+    judge = ExecutorchJudge(jobs=jobs, timeout=max(timeout, 20.0))
+    return Started(judge, expected_outcome, logs.CHECK_IDS)
 
 
 class ExecutorchJudge(PoolJudge):

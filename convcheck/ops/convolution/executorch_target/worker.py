@@ -29,7 +29,7 @@ from typing import IO, Any
 from convcheck.case import TensorSpec
 from convcheck.errors import ConvcheckError
 from convcheck.ops.convolution.case import ConvolutionCase
-from convcheck.ops.convolution.executorch_target import _logs
+from convcheck.ops.convolution.executorch_target import logs
 from convcheck.ops.convolution.executorch_target._craft import PROBE, PROBE_STATIC, WHOLE, program
 from convcheck.ops.convolution.executorch_target._plan import Limits, Plan, make_plan
 
@@ -143,10 +143,10 @@ def _answer(verdict: str, form: str, **fields) -> dict:
     return answer
 
 
-def _from_log(verdict: _logs.LogVerdict, form: str) -> dict:
-    if verdict.kind == "reject":
+def _from_log(verdict: logs.LogVerdict, form: str) -> dict:
+    if verdict.kind == logs.LogKind.REJECT:
         return _answer("reject", form, check=verdict.check, detail=verdict.line)
-    return _answer("reject", form, check=_logs.unknown_id(verdict.line), detail=verdict.line)
+    return _answer("reject", form, check=logs.unknown_id(verdict.line), detail=verdict.line)
 
 
 # -- running a program -------------------------------------------------------------------
@@ -188,7 +188,7 @@ def _input(spec: TensorSpec, role: str):
     """The tensor ``set_inputs`` copies byte for byte into the planned tensor: its bytes
     are the logical values laid out in ``spec``'s dim order; its sizes are the logical
     ones (the runtime checks them), its strides contiguous (the pybindings require it)."""
-    from convcheck.native._buffers import physical, to_storage
+    from convcheck.native.buffers import physical, to_storage
     from convcheck.values import logical_values
 
     if spec.numel == 0:
@@ -201,7 +201,7 @@ def _input(spec: TensorSpec, role: str):
 def _canary(dtype: str, length: int, value: float):
     import numpy as np
 
-    from convcheck.native._buffers import to_storage
+    from convcheck.native.buffers import to_storage
 
     return _tensor(to_storage(np.full(length, value), dtype))
 
@@ -222,11 +222,11 @@ def _whole(case: ConvolutionCase, plan: Plan, want_values: bool) -> dict:
     ]
     method, log, error = _load(pte)
     if method is None:
-        return _from_log(_logs.classify(log or error), WHOLE)
+        return _from_log(logs.classify(log or error), WHOLE)
     outputs, log, error = _call(method, inputs)
     if error is not None:
-        verdict = _logs.classify(log or error)
-        if verdict.kind == "capacity":
+        verdict = logs.classify(log or error)
+        if verdict.kind == logs.LogKind.CAPACITY:
             # The kernel computed a larger out than the model said: learn its sizes.
             answer = _probe(case, plan)
             answer["detail"] = f"not run: {verdict.line}; {answer['detail']}"
@@ -274,16 +274,16 @@ def _probe(case: ConvolutionCase, plan: Plan) -> dict:
     if method is not None:
         log, error = _execute_only(method)
     if error is not None:
-        verdict = _logs.classify(log or error)
-        if verdict.kind != "capacity":
+        verdict = logs.classify(log or error)
+        if verdict.kind != logs.LogKind.CAPACITY:
             return _from_log(verdict, PROBE)
     method, log, error = _load(program(case, plan, PROBE_STATIC)[0])
     if method is not None:
         log, error = _execute_only(method)
-    static = _logs.classify(log or error or "")
-    if static.kind != "static":
+    static = logs.classify(log or error or "")
+    if static.kind != logs.LogKind.STATIC:
         raise ConvcheckError(f"probe of the out sizes: expected a static resize, got {static}")
-    assert static.sizes is not None  # a "static" verdict holds them
+    assert static.sizes is not None  # a STATIC verdict holds them
     detail = "probe: checks and out sizes only (too large to run whole)"
     return _answer("accept", PROBE, out_sizes=list(static.sizes), detail=detail)
 

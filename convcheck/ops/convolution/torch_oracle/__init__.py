@@ -53,13 +53,33 @@ from convcheck.errors import ConvcheckError
 from convcheck.frozen import frozen
 from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.torch_oracle import _torch
-from convcheck.ops.convolution.torch_oracle._checks import backend_choice, check_path
+from convcheck.ops.convolution.torch_oracle._aten import TorchError
+from convcheck.ops.convolution.torch_oracle._checks import (
+    aten_call,
+    backend_choice,
+    check_path,
+    creation_problem,
+)
 from convcheck.ops.convolution.torch_oracle._compare import first_difference
+from convcheck.ops.convolution.torch_oracle._fallback import shape_checks
+from convcheck.ops.convolution.torch_oracle._normalize import normalize
 from convcheck.ops.convolution.torch_oracle._worker import crashed_call, decode_values, encode_case
 from convcheck.outcome import ACCEPT, CRASH, HANG, REJECT, Outcome
 from convcheck.validation import check_positive_int, check_seconds
 
-__all__ = ["DEFAULT_THREADS", "TorchJudge", "TorchVerdict", "available"]
+# The check path's pieces are public for the solver, which runs them on symbolic values.
+__all__ = [
+    "DEFAULT_THREADS",
+    "TorchError",
+    "TorchJudge",
+    "TorchVerdict",
+    "aten_call",
+    "available",
+    "check_path",
+    "creation_problem",
+    "normalize",
+    "shape_checks",
+]
 
 # The reference measurements (docs of torch 2.13's verdicts) were taken with 2 threads.
 DEFAULT_THREADS = 2

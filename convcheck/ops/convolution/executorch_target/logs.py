@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 # [file.cpp:NNN] message, or [file.cpp:NNN function] message (the source target's adapter
@@ -36,6 +37,8 @@ LOG_LINE = re.compile(
 # In the order the kernel runs its checks; the first line (innermost) that matches decides.
 _MAP = json.loads((Path(__file__).with_name("log_map.json")).read_text())["sites"]
 PATTERNS: tuple[tuple[str, str], ...] = tuple((site["message"], site["check"]) for site in _MAP)
+# The ids of ExecuTorch's own checks that the map gives (a target's, beside convcheck's).
+CHECK_IDS = frozenset(check for _, check in PATTERNS if "{" not in check)
 _COMPILED = tuple(
     (re.compile(site["message"]), site.get("function"), site["check"]) for site in _MAP
 )
@@ -52,14 +55,23 @@ STATIC_SHAPE = re.compile(
 )
 
 
+class LogKind(StrEnum):
+    """What decided a failed execution's log."""
+
+    REJECT = "reject"  # a check of the map rejected the call: ``check`` is ours
+    CAPACITY = "capacity"  # out's buffer is too small for the sizes asked for: ``numel``
+    STATIC = "static"  # out's static shape differs from the sizes computed: ``sizes``
+    UNKNOWN = "unknown"  # no line the map knows: ``check`` is an ``unknown_id``
+
+
 @dataclass(frozen=True)
 class LogVerdict:
     """What a failed execution's log says: a check id, or how the resize of out failed."""
 
-    kind: str  # "reject", "capacity", "static", "unknown"
+    kind: LogKind
     check: str | None = None
-    numel: int | None = None  # "capacity": the elements the kernel asked for
-    sizes: tuple[int, ...] | None = None  # "static": the sizes the kernel computed
+    numel: int | None = None  # CAPACITY: the elements the kernel asked for
+    sizes: tuple[int, ...] | None = None  # STATIC: the sizes the kernel computed
     line: str = ""  # the log line that decided, for people
 
 
@@ -79,14 +91,14 @@ def classify(log: str) -> LogVerdict:
         text = f"[{where}] {message}"
         capacity = CAPACITY.search(message)
         if capacity:
-            return LogVerdict("capacity", numel=int(capacity[2]), line=text)
+            return LogVerdict(LogKind.CAPACITY, numel=int(capacity[2]), line=text)
         static = STATIC_SHAPE.search(message)
         if static:
             sizes = tuple(int(s) for s in static[2].split(",") if s.strip())
-            return LogVerdict("static", sizes=sizes, line=text)
+            return LogVerdict(LogKind.STATIC, sizes=sizes, line=text)
         for pattern, site_function, check in _COMPILED:
             match = pattern.search(message)
             if match and (site_function is None or function in (None, site_function)):
-                return LogVerdict("reject", check.format(*match.groups()), line=text)
+                return LogVerdict(LogKind.REJECT, check.format(*match.groups()), line=text)
     first = found[0][2] if found else log.strip().split("\n")[0]
-    return LogVerdict("unknown", unknown_id(first or "no log"), line=first)
+    return LogVerdict(LogKind.UNKNOWN, unknown_id(first or "no log"), line=first)

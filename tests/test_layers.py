@@ -1,0 +1,59 @@
+"""No import back up the pipeline: each module imports its own layer and those below it.
+
+The layers run from what a person starts down to what everything shares (DESIGN.md,
+section 6). A module is in the layer of the longest name below that is its own or one of
+its packages'; a module in no layer fails the test, so that a new one is placed on purpose.
+"""
+
+from test_layout import graph
+
+# From the top; names relative to ``convcheck.`` ("" is the package itself).
+LAYERS = [
+    ["__main__", "cli", "commands", "ci", "export", "ops.convolution.upstream"],
+    ["engines", "solver.engine", "strategies"],  # what proposes cases
+    # An op's own object gathers its pieces from every layer below (the core finds it
+    # through the registry, by name, never by an import).
+    ["ops.convolution"],
+    ["campaign", "shards", "merge"],  # what judges them, in batches and processes
+    ["solver"],  # what solves the model's steps: witnesses, proofs
+    ["report", "report_html"],
+    ["corpus"],
+    ["shrink", "ops.convolution.shrink"],
+    # The judges, and the targets and torch they start.
+    ["judges", "check_ids"],
+    ["ops.convolution.executorch_source", "ops.convolution.differences"],
+    ["ops.convolution.torch_oracle", "ops.convolution.executorch_target", "native"],
+    ["targets", "pool_judge"],
+    ["findings"],
+    ["judgement"],
+    # The op and the model: steps over the arithmetic, the cases they are run on.
+    [f"ops.convolution.{m}" for m in ("known_bugs", "report", "solving")],
+    [f"ops.convolution.{m}" for m in ("legacy", "current", "checks", "case", "generate")],
+    ["model", "generate", "fuzzed", "values", "describe"],
+    ["", "case", "simplicity"],
+    ["sandbox", "sanitizer", "progress", "lazy", "_worker_main"],
+    ["ops", "outcome", "schema", "fixedint", "frozen", "files", "validation", "errors"],
+]
+
+
+def layer(module: str) -> int:
+    name = module.removeprefix("convcheck").removeprefix(".")
+    owners = [
+        (len(prefix), i)
+        for i, names in enumerate(LAYERS)
+        for prefix in names
+        if name == prefix or name.startswith(prefix + ".") or (prefix == "" and name == "")
+    ]
+    assert owners, f"{module} is in no layer of LAYERS"
+    return max(owners)[1]
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    edges = graph()
+    up = sorted(
+        f"{module} -> {target}"
+        for module, targets in edges.items()
+        for target in targets
+        if layer(target) < layer(module)
+    )
+    assert up == []
