@@ -25,7 +25,7 @@ from convcheck.model import check_revision
 
 SOURCE_DIR = Path(__file__).resolve().parent
 SHARED_SOURCES = ("convcheck.c", "checks_shared.c", "elements.c", "conv_loops.c")
-HEADERS = ("convcheck_abi.h", "convcheck_internal.h")
+HEADERS = ("convcheck_abi.h", "convcheck_internal.h", "conv_loops.h", "elements.h")
 
 SANITIZED_FLAGS = (
     "-std=c11",
