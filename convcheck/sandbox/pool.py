@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from convcheck.errors import ConvcheckError
+from convcheck.sandbox import protocol
 from convcheck.sandbox.crashes import _REPORT_LIMIT, Crash, Hang, _crash, _death_reason
 from convcheck.sandbox.descendants import _MARKER, _become_subreaper
 from convcheck.sandbox.framing import _encode, _LineFraming, _RecordFraming
@@ -188,8 +189,8 @@ class WorkerPool:
             command = [sys.executable, "-u", _WORKER_MAIN]
             return _Launch(command, [], self._start_line(fork_server))
         limit = self.spec.memory_limit_mb
-        mode = "fork-server" if fork_server else "serve"
-        memory = "-" if limit is None or self.spec.sanitized else str(limit)
+        mode = protocol.MODE_FORK_SERVER if fork_server else protocol.MODE_SERVE
+        memory = protocol.NO_LIMIT if limit is None or self.spec.sanitized else str(limit)
         return _Launch([self.spec.program], [mode, memory, _MARKER, *self.spec.config], b"")
 
     def _start_line(self, fork_server: bool) -> bytes:
@@ -203,7 +204,7 @@ class WorkerPool:
             "fork_server": fork_server,
             "marker": _MARKER,
         }
-        return (json.dumps(start) + "\n").encode()
+        return json.dumps(start).encode() + protocol.END_OF_LINE
 
     def _start_worker(self) -> _Worker:
         for server in self._servers:
@@ -234,7 +235,7 @@ class WorkerPool:
         else:
             server = _ForkServer(self._env, self._launch(fork_server=True))
         line = server.read_line(min(deadline, time.monotonic() + _START_TIMEOUT), self._wake_read)
-        if line == b"S":
+        if line == protocol.STARTED:
             self._servers.append(server)
             self._ever_ready = True
             return True
@@ -461,7 +462,7 @@ class _Batch:
                     self._replace(worker, Crash("corrupt-result", "", None, None, report))
                     return False
                 self._result(worker.held.popleft(), result)
-            elif line == b"S":
+            elif line == protocol.STARTED:
                 worker.ready = True
                 self.pool._ever_ready = True
             else:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from convcheck.errors import ConvcheckError
+from convcheck.sandbox import protocol
 from convcheck.sandbox.crashes import _PARSE_LIMIT
 from convcheck.sandbox.descendants import _MARKER, _POOL_PROCESSES, _descendants, _reap_orphans
 
@@ -341,21 +342,23 @@ class _ForkServer(_Child):
         """Ask for a new worker reading ``request_read``, writing ``result_write`` and
         ``output``; ``forked`` reads the answer."""
         try:
-            socket.send_fds(self.socket, [b"F"], [request_read, result_write, output.fileno()])
+            socket.send_fds(
+                self.socket, [protocol.FORK], [request_read, result_write, output.fileno()]
+            )
         except OSError:
             raise _ForkRefused(for_good=False) from None
 
     def forked(self) -> _Adopted:
         """The worker asked for last: the server answers in order."""
         line = self.read_line(time.monotonic() + _FORK_TIMEOUT)
-        if line and line[:1] == b"P":
+        if line and line[:1] == protocol.FORKED:
             return _Adopted(int(line[1:]))
-        raise _ForkRefused(for_good=line is not None and line[:1] == b"T")
+        raise _ForkRefused(for_good=line is not None and line[:1] == protocol.FORK_REFUSED)
 
     def read_line(self, until: float, wake_fd: int | None = None) -> bytes | None:
         """The server's next line; b"" once it has died; None at ``until`` (a
         ``time.monotonic()`` time) or when ``wake_fd`` is readable."""
-        while b"\n" not in self.partial:
+        while protocol.END_OF_LINE not in self.partial:
             poller = select.poll()
             for fd in (self.result_fd, self.exit_fd, wake_fd):
                 if fd is not None:
@@ -371,7 +374,7 @@ class _ForkServer(_Child):
                 return b""
             elif ready or time.monotonic() >= until:
                 return None
-        line, _, self.partial = self.partial.partition(b"\n")
+        line, _, self.partial = self.partial.partition(protocol.END_OF_LINE)
         return line
 
     def _close_channel(self) -> None:
