@@ -16,19 +16,11 @@ from convcheck.sandbox import protocol
 PACKAGE = Path(convcheck.__file__).parent
 PYTHON_WORKER = PACKAGE / "_worker_main.py"
 C_WORKER = build.SOURCE_DIR / build.WORKER_SOURCE
-# What the Python worker takes from the module; the C worker takes every name of its header.
-PYTHON_WORKER_NAMES = (
-    "STARTED",
-    "START_FAILED",
-    "RESULT",
-    "ERROR",
-    "FORKED",
-    "FORK_REFUSED",
-    "END_OF_LINE",
-    "PRIVATE_FD_LOW",
-    "PRIVATE_FD_TOP",
-    "REPORT_LIMIT",
-    "SITE_LIMIT",
+# What the Python worker takes from the module: every message kind but the parent's FORK,
+# and the limits a program worker shares; the C worker takes every name of its header.
+PYTHON_WORKER_NAMES = sorted(
+    {name for name, value in vars(protocol).items() if isinstance(value, bytes)} - {"FORK"}
+    | {"PRIVATE_FD_LOW", "PRIVATE_FD_TOP", "REPORT_LIMIT", "SITE_LIMIT"}
 )
 
 
@@ -80,6 +72,7 @@ def test_the_c_worker_takes_every_name_from_its_header():
 
 def test_the_python_worker_takes_the_protocol_from_the_module():
     source = PYTHON_WORKER.read_text()
+    assert "END_OF_LINE" in PYTHON_WORKER_NAMES
     assert [name for name in PYTHON_WORKER_NAMES if f"protocol.{name}" not in source] == []
 
 
