@@ -22,10 +22,10 @@ stdout and stderr are one temporary file owned by the parent, emptied before eac
 request, so after a crash it holds what the crashing request printed.
 
 A fork server (``fork_server`` true; ``marker`` names the environment variable that tells
-a worker's descendants apart) serves no requests: its request fd is a Unix socket
-on which each ``FORK`` message carries three descriptors (a new worker's request pipe,
-result pipe and output file). For each, it forks a worker that already has the handler's module
-and the library loaded, so a crash costs a fork, not a start. The worker is forked with
+a worker's descendants apart) serves no requests: its request fd is a Unix socket on which
+each ``FORK`` message carries three descriptors (a new worker's request pipe, result pipe
+and output file). For each, it forks a worker that already has the handler's module and
+the library loaded, so a crash costs a fork, not a start. The worker is forked with
 CLONE_PARENT, so that it is the parent's own child, not the server's: the parent reaps it,
 kills it and sees its exit status as it does for a started one. The server answers on its
 result pipe ``FORKED`` and the pid, or ``FORK_REFUSED`` and why when forking is not safe
@@ -54,6 +54,7 @@ import signal
 
 
 def _protocol():
+    # By path: importing convcheck.sandbox.protocol would import the package first.
     path = os.path.join(os.path.dirname(os.path.realpath(__file__)), "sandbox", "protocol.py")
     spec = importlib.util.spec_from_file_location("convcheck.sandbox.protocol", path)
     module = importlib.util.module_from_spec(spec)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the Python worker loads this module: nothing it need not
+if TYPE_CHECKING:  # an annotation only: the Python worker loads this module at each start
     from collections.abc import Mapping
 
 # Worker to parent, once: ready for requests; or why it could not start.
