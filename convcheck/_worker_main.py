@@ -5,30 +5,31 @@
 ``-m`` would import the ``convcheck`` package first, and a worker is started again after
 every crash, so anything imported before the handler's own module is paid per crash.
 
-Protocol, over two pipes that are never stdout or stderr (the code under test may print).
-Before it loads anything, the worker moves both pipes to random descriptors far above the
-ones a process inherits or opens first, so a library that writes to "its" fd 3..31 (or
-closes them) cannot reach the results:
+The protocol is ``convcheck/sandbox/protocol.py``'s, loaded by its path (this runs before
+``sys.path`` is the parent's), over two pipes that are never stdout or stderr (the code
+under test may print). Before it loads anything else, the worker moves both pipes to random
+descriptors far above the ones a process inherits or opens first, so a library that writes
+to "its" fd 3..31 (or closes them) cannot reach the results:
 
 * parent to worker: one JSON line to start (``path``, ``handler``, ``init``, ``config``,
   ``memory_limit_mb``, ``faulthandler``, ``fork_server``, ``marker``), then one JSON line
   per request;
-* worker to parent: ``S`` once started, or ``F<message>`` if start-up failed; then one
-  line per request, written as soon as it is done: ``R<json>`` (the handler's dict) or
-  ``E<json>`` (the handler raised: ``{"site": ..., "report": ...}``).
+* worker to parent: ``STARTED``, or ``START_FAILED`` and why; then one line per request,
+  written as soon as it is done: ``RESULT`` and the handler's dict as JSON, or ``ERROR``
+  and ``{"site": ..., "report": ...}`` (the handler raised).
 
 stdout and stderr are one temporary file owned by the parent, emptied before each
 request, so after a crash it holds what the crashing request printed.
 
 A fork server (``fork_server`` true; ``marker`` names the environment variable that tells
-a worker's descendants apart) serves no requests: its request fd is a Unix socket
-on which each message carries three descriptors (a new worker's request pipe, result
-pipe and output file). For each, it forks a worker that already has the handler's module
-and the library loaded, so a crash costs a fork, not a start. The worker is forked with
+a worker's descendants apart) serves no requests: its request fd is a Unix socket on which
+each ``FORK`` message carries three descriptors (a new worker's request pipe, result pipe
+and output file). For each, it forks a worker that already has the handler's module and
+the library loaded, so a crash costs a fork, not a start. The worker is forked with
 CLONE_PARENT, so that it is the parent's own child, not the server's: the parent reaps it,
 kills it and sees its exit status as it does for a started one. The server answers on its
-result pipe ``P<pid>``, or ``T<reason>`` when forking is not safe (see ``_fork_hazard``);
-the parent then starts workers instead.
+result pipe ``FORKED`` and the pid, or ``FORK_REFUSED`` and why when forking is not safe
+(see ``_fork_hazard``); the parent then starts workers instead.
 """
 
 import os
@@ -46,15 +47,23 @@ import faulthandler
 import fcntl
 import gc
 import importlib
+import importlib.util
 import json
 import resource
 import signal
 
+
+def _protocol():
+    # By path: importing convcheck.sandbox.protocol would import the package first.
+    path = os.path.join(os.path.dirname(os.path.realpath(__file__)), "sandbox", "protocol.py")
+    spec = importlib.util.spec_from_file_location("convcheck.sandbox.protocol", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+protocol = _protocol()
 _PR_SET_PDEATHSIG = 1
-_PRIVATE_FD_LOW = 256  # above what a process inherits or opens first
-_PRIVATE_FD_TOP = 4096
-_REPORT_LIMIT = 8192
-_SITE_LIMIT = 200
 # Runtimes whose symbolizer can be warmed. Not gcc's libubsan: its symbolizer, set up by
 # a call before its first report, stays without function names for good.
 _SANITIZER_RUNTIMES = ("libasan", "libclang_rt.asan")
@@ -79,9 +88,9 @@ def main() -> None:
         if start["init"] is not None:
             _load(start["init"])(start["config"])
     except Exception as exc:
-        _write(result_fd, b"F" + _one_line(exc).encode(errors="replace") + b"\n")
+        _write_line(result_fd, protocol.START_FAILED, _one_line(exc).encode(errors="replace"))
         sys.exit(1)
-    _write(result_fd, b"S\n")
+    _write_line(result_fd, protocol.STARTED)
     if start.get("fork_server"):
         _fork_forever(requests, result_fd, handler, parent_pid, start["marker"])
     else:
@@ -111,13 +120,15 @@ def _die_with_parent(parent_pid: int) -> None:
 
 
 def private_fd(fd: int) -> int:
-    """``fd`` moved to a random descriptor in [256, 4096) (close-on-exec), the original closed.
+    """``fd`` moved to a random descriptor in [``PRIVATE_FD_LOW``, ``PRIVATE_FD_TOP``)
+    (close-on-exec), the original closed.
 
     Where the descriptor limit is lower, as high as it allows.
     """
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    top = _PRIVATE_FD_TOP if soft == resource.RLIM_INFINITY else min(soft, _PRIVATE_FD_TOP)
-    low = min(_PRIVATE_FD_LOW, top // 2)
+    top = protocol.PRIVATE_FD_TOP
+    top = top if soft == resource.RLIM_INFINITY else min(soft, top)
+    low = min(protocol.PRIVATE_FD_LOW, top // 2)
     start = low + int.from_bytes(os.urandom(4), "little") % (top - low)
     try:
         moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, start)
@@ -154,7 +165,8 @@ def _fork_forever(control, result_fd: int, handler, parent_pid: int, marker: str
         if unsafe or len(fds) != 3:
             for fd in fds:
                 os.close(fd)
-            _write(result_fd, b"T" + (unsafe or "not three descriptors").encode() + b"\n")
+            refusal = (unsafe or "not three descriptors").encode()
+            _write_line(result_fd, protocol.FORK_REFUSED, refusal)
             continue
         try:
             pid = fork()
@@ -165,7 +177,10 @@ def _fork_forever(control, result_fd: int, handler, parent_pid: int, marker: str
             _forked_worker(server, result_fd, fds, handler, parent_pid, marker)
         for fd in fds:
             os.close(fd)
-        _write(result_fd, b"P%d\n" % pid if pid else b"T" + fork.hazard.encode() + b"\n")
+        if pid:
+            _write_line(result_fd, protocol.FORKED, b"%d" % pid)
+        else:
+            _write_line(result_fd, protocol.FORK_REFUSED, fork.hazard.encode())
 
 
 class _SiblingFork:
@@ -305,7 +320,7 @@ def _forked_worker(server, server_result_fd: int, fds, handler, parent_pid, mark
         request_fd, result_fd = private_fd(request_fd), private_fd(result_fd)
         _rename_marker(marker, f"{os.getpid():010d}")
         _die_with_parent(parent_pid)
-        _write(result_fd, b"S\n")
+        _write_line(result_fd, protocol.STARTED)
         _serve(handler, os.fdopen(request_fd, "rb"), result_fd)
         status = 0
     except BaseException:
@@ -339,11 +354,11 @@ def _serve(handler, requests, result_fd: int) -> None:
             result = handler(loads(line))
             if not isinstance(result, dict):
                 raise TypeError(f"handler returned {type(result).__name__}, not dict")
-            out = b"R" + dumps(result).encode() + b"\n"
+            kind, message = protocol.RESULT, dumps(result)
         except Exception as exc:
-            failure = {"site": _one_line(exc), "report": _exception_report()}
-            out = b"E" + dumps(failure).encode() + b"\n"
-        _write(result_fd, out)
+            kind = protocol.ERROR
+            message = dumps({"site": _one_line(exc), "report": _exception_report()})
+        _write_line(result_fd, kind, message.encode())
 
 
 def _empty_output() -> None:
@@ -356,20 +371,21 @@ def _empty_output() -> None:
 def _exception_report() -> str:
     import traceback  # only on this path: it is not cheap, and a worker starts often
 
+    limit = protocol.REPORT_LIMIT
     end = os.lseek(2, 0, os.SEEK_CUR)
-    start = max(0, end - _REPORT_LIMIT)
+    start = max(0, end - limit)
     printed = os.pread(2, end - start, start).decode(errors="replace")
-    return (printed + traceback.format_exc())[-_REPORT_LIMIT:]
+    return (printed + traceback.format_exc())[-limit:]
 
 
 def _one_line(exc: BaseException) -> str:
     message = str(exc).strip().splitlines()
     text = f"{type(exc).__name__}: {message[0]}" if message else type(exc).__name__
-    return text[:_SITE_LIMIT]
+    return text[: protocol.SITE_LIMIT]
 
 
-def _write(fd: int, data: bytes) -> None:
-    view = memoryview(data)
+def _write_line(fd: int, kind: bytes, message: bytes = b"") -> None:
+    view = memoryview(kind + message + protocol.END_OF_LINE)
     while view:
         view = view[os.write(fd, view) :]
 

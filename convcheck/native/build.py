@@ -5,7 +5,9 @@ A library is ``convcheck.c``, ``checks_shared.c``, ``elements.c`` and ``conv_loo
 the revision's own ``checks_<revision>.c``. Builds are cached in ``$CONVCHECK_CACHE`` (default
 ``~/.cache/convcheck``) under a hash of the sources, the flags and the compiler's version,
 and written atomically (a temporary file renamed into place), so concurrent builds of the
-same library are safe. Nothing is fetched: the compiler is clang if it is on PATH, else gcc.
+same library are safe. The worker includes ``worker_protocol.h``, generated from
+``convcheck/sandbox/protocol.py`` at build time (``worker_protocol_header``) and hashed with
+the sources. Nothing is fetched: the compiler is clang if it is on PATH, else gcc.
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ from pathlib import Path
 
 from convcheck.errors import ConvcheckError
 from convcheck.model import check_revision
+from convcheck.native.wire import VERDICTS
+from convcheck.sandbox import protocol
 
 SOURCE_DIR = Path(__file__).resolve().parent
 SHARED_SOURCES = ("convcheck.c", "checks_shared.c", "elements.c", "conv_loops.c")
-HEADERS = ("convcheck_abi.h", "convcheck_internal.h")
+HEADERS = ("convcheck_abi.h", "convcheck_internal.h", "conv_loops.h", "elements.h")
 
 SANITIZED_FLAGS = (
     "-std=c11",
@@ -41,6 +45,7 @@ PLAIN_FLAGS = ("-std=c11", "-O2", "-shared", "-fPIC")
 # The C worker (worker_main.c) is a program: the same flags, without the library's.
 _LIBRARY_ONLY = ("-shared", "-fPIC")
 WORKER_SOURCE = "worker_main.c"
+WORKER_PROTOCOL_HEADER = "worker_protocol.h"
 WORKER_LIBRARIES = ("-ldl", "-lm")
 
 # What a worker running a sanitized library needs: the first report is fatal and ends in
@@ -90,7 +95,18 @@ def build_worker(sanitized: bool = True) -> Path:
         tuple(flag for flag in flags if flag not in _LIBRARY_ONLY),
         [SOURCE_DIR / "convcheck_abi.h"],
         libraries=WORKER_LIBRARIES,
+        generated=((WORKER_PROTOCOL_HEADER, worker_protocol_header()),),
     )
+
+
+def worker_protocol_header() -> str:
+    """The C worker's ``worker_protocol.h``: the sandbox's protocol and the codes of the
+    answers' verdicts (``wire.VERDICTS``), each from its one definition in Python."""
+    verdicts = {
+        f"VERDICT_{verdict.upper().replace('-', '_')}": code
+        for code, verdict in enumerate(VERDICTS)
+    }
+    return protocol.c_header(WORKER_PROTOCOL_HEADER, verdicts)
 
 
 def compile_shared(
@@ -116,15 +132,18 @@ def _compile(
     headers: Sequence[Path],
     suffix: str = "",
     libraries: Sequence[str] = (),
+    generated: Sequence[tuple[str, str]] = (),
 ) -> Path:
-    """``sources`` compiled with ``flags`` into the cache as ``<stem>-<hash><suffix>``."""
+    """``sources`` compiled with ``flags`` into the cache as ``<stem>-<hash><suffix>``;
+    ``generated`` headers (a name and its text each) are written for the compiler to find."""
     cc = compiler()
     digest = hashlib.sha256()
     for part in (cc, compiler_version(cc), *flags, *libraries):
         digest.update(part.encode() + b"\0")
-    for path in [*sources, *headers]:
-        digest.update(path.name.encode() + b"\0")
-        digest.update(path.read_bytes() + b"\0")
+    contents = [(path.name, path.read_bytes()) for path in [*sources, *headers]]
+    for name, content in [*contents, *((name, text.encode()) for name, text in generated)]:
+        digest.update(name.encode() + b"\0")
+        digest.update(content + b"\0")
     target = cache_dir() / f"{stem}-{digest.hexdigest()[:16]}{suffix}"
     if target.exists():
         return target
@@ -133,8 +152,12 @@ def _compile(
     (source_dir,) = directories
     fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=target.name, suffix=".tmp")
     os.close(fd)
+    include = tempfile.mkdtemp(dir=target.parent, prefix=target.name, suffix=".include")
     try:
-        command = [cc, *flags, "-o", temporary, *(path.name for path in sources), *libraries]
+        for name, text in generated:
+            Path(include, name).write_text(text)
+        command = [cc, *flags, "-I", include, "-o", temporary]
+        command += [*(path.name for path in sources), *libraries]
         done = subprocess.run(command, cwd=source_dir, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise ConvcheckError(f"building {stem} with {cc}: {first_error(done.stderr)}")
@@ -143,6 +166,7 @@ def _compile(
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)
+        shutil.rmtree(include, ignore_errors=True)
     return target
 
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "convcheck_internal.h"
+#include "conv_loops.h"
 
 /* -- compute-type arithmetic ------------------------------------------------------------ */
 

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "convcheck_internal.h"
+#include "elements.h"
 
 /* -- float16 and bfloat16, stored as uint16_t and converted by hand ------------------- */
 

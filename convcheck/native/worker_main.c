@@ -12,22 +12,26 @@
  *     worker_main REQUEST_FD RESULT_FD PARENT_PID MODE MEMORY_MB MARKER LIBRARY WHAT
  *                 MAX_TENSOR_ELEMENTS MAX_OUT_ELEMENTS MAX_WORK
  *
- * MODE "serve": a worker. Requests come on REQUEST_FD as records (a uint32 length, then
- * that many bytes), results go to RESULT_FD as records: "S" once loaded, or "F<message>";
- * then one "R<answer>" (or "E<site, report>", the library returned a non-zero status) per
- * request, written as soon as it is done. Every number is in the machine's byte order:
- * both ends run on one machine. The layouts are read in read_request and written in the
- * answer functions; convcheck/native/wire.py is the parent's side.
+ * The protocol (message kinds, modes, limits) is convcheck/sandbox/protocol.py's, included
+ * as worker_protocol.h, which build_worker generates from it: its CONVCHECK_ names are
+ * that module's. MODE CONVCHECK_MODE_SERVE: a worker. Requests come on REQUEST_FD as
+ * records (a uint32 length, then that many bytes), results go to RESULT_FD as records:
+ * STARTED once loaded, or START_FAILED and why; then one RESULT and the answer (or ERROR,
+ * a site and a report: the library returned a non-zero status) per request, written as
+ * soon as it is done. Every number is in the machine's byte order: both ends run on one
+ * machine. The layouts are read in read_request and written in the answer functions;
+ * convcheck/native/wire.py is the parent's side, and names the answers' verdicts.
  *
- * MODE "fork-server": loads the library once, then forks a worker for each message on
- * REQUEST_FD (a Unix socket; each message carries three descriptors: the new worker's
- * request pipe, result pipe and output file), answering "P<pid>\n" or "T<reason>\n" on
- * RESULT_FD, as convcheck/_worker_main.py's server does. A worker is forked with
- * CLONE_PARENT: it is the parent's own child, reaped and killed by it.
+ * MODE CONVCHECK_MODE_FORK_SERVER: loads the library once, then forks a worker for each
+ * message on REQUEST_FD (a Unix socket; each message carries three descriptors: the new
+ * worker's request pipe, result pipe and output file), answering lines, FORKED and the
+ * pid or FORK_REFUSED and why, on RESULT_FD, as convcheck/_worker_main.py's server does.
+ * A worker is forked with CLONE_PARENT: it is the parent's own child, reaped and killed
+ * by it.
  *
- * MEMORY_MB: "-" or an address-space limit (a plain build; a sanitized one's limits are
- * in ASAN_OPTIONS). MARKER: the environment variable that tells a worker's descendants
- * apart; a forked worker puts its pid at its end (see rename_marker).
+ * MEMORY_MB: CONVCHECK_NO_LIMIT or an address-space limit (a plain build; a sanitized
+ * one's limits are in ASAN_OPTIONS). MARKER: the environment variable that tells a
+ * worker's descendants apart; a forked worker puts its pid at its end (see rename_marker).
  */
 #define _GNU_SOURCE /* clone flags, F_DUPFD_CLOEXEC, getrandom */
 #include <dirent.h>
@@ -54,16 +58,10 @@
 #include <unistd.h>
 
 #include "convcheck_abi.h"
+#include "worker_protocol.h" /* generated: see build_worker */
 
-enum { PRIVATE_FD_LOW = 256, PRIVATE_FD_TOP = 4096 }; /* as _worker_main.private_fd */
-enum { REPORT_LIMIT = 8192 };                          /* bytes of output in an E record */
-/* A request is a few hundred bytes; its lists may be long, but not this long (a longer
- * one is answered with a tool-error, unread). */
-enum { REQUEST_LIMIT = 64 << 20 };
 enum { EMPTY_BLOCK = 16 }; /* see allocate_block */
 enum { SCAN_BYTES = 2048 }; /* of the thread descriptor, where glibc keeps the thread id */
-
-enum verdict { ACCEPT = 0, REJECT = 1, ABI_VIOLATION = 2, TOOL_ERROR = 3 };
 
 typedef int32_t (*entry_fn)(const convcheck_call *, convcheck_result *);
 
@@ -84,7 +82,7 @@ static void die(const char *what) {
     _exit(1);
 }
 
-/* Room for `more` bytes. Never near SIZE_MAX: requests are bounded by REQUEST_LIMIT,
+/* Room for `more` bytes. Never near SIZE_MAX: requests are bounded by CONVCHECK_REQUEST_LIMIT,
  * answers by RunLimits' max_out_elements. */
 static void reserve(buffer *b, size_t more) {
     if (b->cap - b->len >= more) {
@@ -277,9 +275,9 @@ static const char *read_request(reader *r, int *run) {
 
 static buffer answer;
 
-static void begin_answer(enum verdict verdict) {
+static void begin_answer(int verdict) {
     answer.len = 0;
-    put_u8(&answer, 'R');
+    put_u8(&answer, CONVCHECK_RESULT);
     put_u8(&answer, (uint8_t)verdict);
 }
 
@@ -289,7 +287,7 @@ static void tool_error(const char *format, ...) {
     va_start(args, format);
     vsnprintf(detail, sizeof detail, format, args);
     va_end(args);
-    begin_answer(TOOL_ERROR);
+    begin_answer(CONVCHECK_VERDICT_TOOL_ERROR);
     put_text(&answer, detail);
 }
 
@@ -325,7 +323,7 @@ static int answer_violation(void) {
     if (field == NULL) {
         return 0;
     }
-    begin_answer(ABI_VIOLATION);
+    begin_answer(CONVCHECK_VERDICT_ABI_VIOLATION);
     put_text(&answer, field);
     put_text(&answer, detail);
     return 1;
@@ -338,11 +336,11 @@ static void answer_result(void) {
         return;
     }
     if (!result.accepted) {
-        begin_answer(REJECT);
+        begin_answer(CONVCHECK_VERDICT_REJECT);
         put_text(&answer, result.check); /* NUL-terminated: answer_violation checked */
         return;
     }
-    begin_answer(ACCEPT);
+    begin_answer(CONVCHECK_VERDICT_ACCEPT);
     put_u8(&answer, (uint8_t)result.out_rank);
     for (int32_t i = 0; i < result.out_rank; i++) { /* 0..16, checked */
         put_i32(&answer, result.out_sizes[i]);
@@ -358,12 +356,12 @@ static void answer_status(const char *entry, int32_t status) {
     snprintf(site, sizeof site, "_Status: %s returned %" PRId32 " (%.*s)", entry, status,
              (int)check_len, result.check);
     answer.len = 0;
-    put_u8(&answer, 'E');
+    put_u8(&answer, CONVCHECK_ERROR);
     put_text(&answer, site);
     /* The report: what this request printed, then the status. */
     off_t end = lseek(2, 0, SEEK_CUR);
-    off_t start = end > REPORT_LIMIT ? end - REPORT_LIMIT : 0;
-    char printed[REPORT_LIMIT];
+    off_t start = end > CONVCHECK_REPORT_LIMIT ? end - CONVCHECK_REPORT_LIMIT : 0;
+    char printed[CONVCHECK_REPORT_LIMIT];
     ssize_t got = end > 0 ? pread(2, printed, (size_t)(end - start), start) : 0;
     buffer report = {0};
     put(&report, printed, got > 0 ? (size_t)got : 0);
@@ -655,7 +653,7 @@ static void run_call(const int32_t *out_sizes, int32_t out_rank) {
         goto done;
     }
     answer_result();
-    if (answer.data[1] != ACCEPT || result.out_rank != out_rank ||
+    if (answer.data[1] != CONVCHECK_VERDICT_ACCEPT || result.out_rank != out_rank ||
         memcmp(result.out_sizes, out_sizes, (size_t)out_rank * 4) != 0) {
         goto done;
     }
@@ -688,7 +686,7 @@ static void judge(int run) {
         return;
     }
     answer_result();
-    if (!run || answer.data[1] != ACCEPT) {
+    if (!run || answer.data[1] != CONVCHECK_VERDICT_ACCEPT) {
         return;
     }
     int32_t out_rank = result.out_rank;
@@ -715,7 +713,7 @@ static void empty_output(void) {
 static void serve(int request_fd, int result_fd) {
     buffer in = {0};
     size_t used = 0; /* bytes of `in` already handled */
-    uint64_t skip = 0; /* bytes still to come of a request above REQUEST_LIMIT */
+    uint64_t skip = 0; /* bytes still to come of a request above CONVCHECK_REQUEST_LIMIT */
     for (;;) {
         /* Handle every complete record held, then read more. */
         while (in.len - used >= 4 || (skip && in.len > used)) {
@@ -727,12 +725,15 @@ static void serve(int request_fd, int result_fd) {
             }
             uint32_t n;
             memcpy(&n, in.data + used, 4);
-            if (n > REQUEST_LIMIT) { /* so `in` never holds more than one request's bytes */
+            /* A request is a few hundred bytes; its lists may be long, but not this long:
+             * a longer one is answered with a tool-error, unread, so `in` never holds more
+             * than one request's bytes. */
+            if (n > CONVCHECK_REQUEST_LIMIT) {
                 used += 4;
                 skip = n;
                 tool_error("ValueError: a request of %" PRIu32 " bytes, above the C worker's "
                            "limit of %d",
-                           n, REQUEST_LIMIT);
+                           n, CONVCHECK_REQUEST_LIMIT);
                 send_record(result_fd, &answer);
                 continue;
             }
@@ -779,16 +780,17 @@ static void die_with_parent(pid_t parent) {
     }
 }
 
-/* fd moved to a random descriptor in [256, 4096) (close-on-exec), the original closed: a
- * library that writes to "its" fd 3..31, or closes them, cannot reach the results. */
+/* fd moved to a random descriptor in [CONVCHECK_PRIVATE_FD_LOW, CONVCHECK_PRIVATE_FD_TOP)
+ * (close-on-exec), the original closed: a library that writes to "its" fd 3..31, or
+ * closes them, cannot reach the results. */
 static int private_fd(int fd) {
     struct rlimit limit;
-    rlim_t top = PRIVATE_FD_TOP;
+    rlim_t top = CONVCHECK_PRIVATE_FD_TOP;
     if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
         limit.rlim_cur < top) {
         top = limit.rlim_cur;
     }
-    rlim_t low = PRIVATE_FD_LOW < top / 2 ? PRIVATE_FD_LOW : top / 2;
+    rlim_t low = CONVCHECK_PRIVATE_FD_LOW < top / 2 ? CONVCHECK_PRIVATE_FD_LOW : top / 2;
     uint32_t random = 0;
     if (getrandom(&random, sizeof random, 0) != sizeof random) {
         random = (uint32_t)getpid();
@@ -981,7 +983,7 @@ static void forked_worker(int server, int server_result, const int *fds, pid_t p
     rename_marker(marker);
     die_with_parent(parent);
     buffer started = {0};
-    put_u8(&started, 'S');
+    put_u8(&started, CONVCHECK_STARTED);
     send_record(result_fd, &started);
     serve(request_fd, result_fd);
     _exit(0);
@@ -1036,7 +1038,7 @@ static void fork_forever(int server, int result_fd, pid_t parent, const char *ma
             for (int i = 0; i < count && i < 3; i++) {
                 close(fds[i]);
             }
-            write_line(result_fd, "T%s", unsafe);
+            write_line(result_fd, "%c%s", CONVCHECK_FORK_REFUSED, unsafe);
             continue;
         }
         long pid = syscall(SYS_clone, (long)(CLONE_PARENT | CLONE_CHILD_SETTID | SIGCHLD), 0L,
@@ -1048,9 +1050,9 @@ static void fork_forever(int server, int result_fd, pid_t parent, const char *ma
             close(fds[i]);
         }
         if (pid < 0) {
-            write_line(result_fd, "Tclone: %s", strerror(errno));
+            write_line(result_fd, "%cclone: %s", CONVCHECK_FORK_REFUSED, strerror(errno));
         } else {
-            write_line(result_fd, "P%ld", pid);
+            write_line(result_fd, "%c%ld", CONVCHECK_FORKED, pid);
         }
     }
 }
@@ -1074,12 +1076,17 @@ int main(int argc, char **argv) {
                 argv[0]);
         return 2;
     }
+    int fork_server = strcmp(argv[4], CONVCHECK_MODE_FORK_SERVER) == 0;
+    if (!fork_server && strcmp(argv[4], CONVCHECK_MODE_SERVE) != 0) {
+        fprintf(stderr, "convcheck worker: MODE %s is neither %s nor %s\n", argv[4],
+                CONVCHECK_MODE_SERVE, CONVCHECK_MODE_FORK_SERVER);
+        return 2;
+    }
     pid_t parent = (pid_t)parse_count(argv[3]);
     die_with_parent(parent);
     int request_fd = private_fd((int)parse_count(argv[1]));
     int result_fd = private_fd((int)parse_count(argv[2]));
-    int fork_server = strcmp(argv[4], "fork-server") == 0;
-    if (strcmp(argv[5], "-") != 0) {
+    if (strcmp(argv[5], CONVCHECK_NO_LIMIT) != 0) {
         rlim_t bytes = (rlim_t)parse_count(argv[5]) << 20;
         struct rlimit limit = {bytes, bytes};
         if (setrlimit(RLIMIT_AS, &limit) != 0) {
@@ -1093,20 +1100,20 @@ int main(int argc, char **argv) {
     int loaded = load_library(argv[7], argv[8], message, sizeof message);
     if (fork_server) {
         if (loaded != 0) {
-            write_line(result_fd, "F%.200s", message);
+            write_line(result_fd, "%c%.*s", CONVCHECK_START_FAILED, CONVCHECK_SITE_LIMIT, message);
             return 1;
         }
-        write_line(result_fd, "S");
+        write_line(result_fd, "%c", CONVCHECK_STARTED);
         fork_forever(request_fd, result_fd, parent, argv[6]);
     }
     buffer started = {0};
     if (loaded != 0) {
-        put_u8(&started, 'F');
-        put(&started, message, strnlen(message, 200)); /* cut as the Python worker's */
+        put_u8(&started, CONVCHECK_START_FAILED);
+        put(&started, message, strnlen(message, CONVCHECK_SITE_LIMIT));
         send_record(result_fd, &started);
         return 1;
     }
-    put_u8(&started, 'S');
+    put_u8(&started, CONVCHECK_STARTED);
     send_record(result_fd, &started);
     serve(request_fd, result_fd);
     return 0;

@@ -26,20 +26,21 @@ forked worker is the parent's own child, with its own session, marker, timeout a
 memory limit, exactly like a started one. When forking is not safe (the server has grown a
 thread) or the server cannot start again, the pool falls back to starting workers.
 
-The worker's side, and the protocol between the two, is ``convcheck/_worker_main.py``.
-A worker may instead be a program (``WorkerSpec.program``, such as the native judge's C
-worker, ``convcheck/native/worker_main.c``): it is started, or forked by its own fork
-server, the same way, with the same guarantees; its requests and results are bytes,
-framed as records (see ``_RecordFraming``).
+The worker's side is ``convcheck/_worker_main.py``. A worker may instead be a program
+(``WorkerSpec.program``, such as the native judge's C worker,
+``convcheck/native/worker_main.c``): it is started, or forked by its own fork server, the
+same way, with the same guarantees; its requests and results are bytes, framed as
+records. The protocol between the parent and either worker is defined once, in
+``convcheck.sandbox.protocol``.
 """
 
 from __future__ import annotations
 
 from convcheck.sandbox.crashes import Crash, Hang
 from convcheck.sandbox.descendants import own_session, private_temporary_directory
-from convcheck.sandbox.framing import record_string
 from convcheck.sandbox.pool import WorkerPool
 from convcheck.sandbox.processes import FROZEN_PYTHON, WorkerSpec, python_env
+from convcheck.sandbox.protocol import record_string
 
 __all__ = [
     "FROZEN_PYTHON",

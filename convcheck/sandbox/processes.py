@@ -1,6 +1,6 @@
-"""One worker process, started or forked by a fork server: its spec (``WorkerSpec``), its
-limits (timeout, memory), its start, its stop. ``convcheck.sandbox.pool`` hands them
-requests."""
+"""One worker process, started here or forked by the fork server (``fork_server``): its
+spec (``WorkerSpec``), its limits (timeout, memory), its start, its stop; and the one
+thread that starts processes. A pool's batch (``batch``) hands them requests."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import queue
 import re
 import select
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -21,11 +20,14 @@ from concurrent.futures import Future
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from convcheck.sandbox.crashes import _PARSE_LIMIT
 from convcheck.sandbox.descendants import _MARKER, _POOL_PROCESSES, _descendants, _reap_orphans
 from convcheck.validation import check_positive_int, invalid
+
+if TYPE_CHECKING:
+    from convcheck.sandbox.fork_server import _ForkServer
 
 _WORKER_MAIN = str(Path(__file__).parent.parent / "_worker_main.py")
 
@@ -45,9 +47,6 @@ def python_env() -> dict[str, str]:
 
 
 _START_TIMEOUT = 120.0  # seconds; importing torch under ASan takes a while
-
-
-_FORK_TIMEOUT = 10.0  # seconds for the fork server to answer: a fork, on a busy machine
 
 
 # gcc 12's ASan, preloaded into Python, does not start the thread that enforces
@@ -309,70 +308,6 @@ class _ForkRefused(Exception):
     def __init__(self, for_good: bool) -> None:
         super().__init__()
         self.for_good = for_good
-
-
-class _ForkServer(_Child):
-    """The process that forks workers (see ``_worker_main``), started as ``launch`` says.
-
-    Its marker ends in a fixed-width number, which each worker it forks overwrites with
-    its own pid, in place: so the parent knows every forked worker's marker.
-    """
-
-    def __init__(self, env: dict[str, str], launch: _Launch) -> None:
-        self.base = self._new_marker()
-        self.marker = self.marker_of(0)
-        self.socket, theirs = socket.socketpair()
-        try:
-            self._open(env, theirs.detach(), None, launch)
-        except BaseException:
-            self.socket.close()
-            raise
-        self.partial = b""
-        with suppress(BrokenPipeError):  # it died at once: read_line says how
-            self.socket.sendall(launch.start_line)
-
-    def marker_of(self, pid: int) -> str:
-        return f"{self.base}.{pid:010d}"
-
-    def send_fork(self, request_read: int, result_write: int, output: Any) -> None:
-        """Ask for a new worker reading ``request_read``, writing ``result_write`` and
-        ``output``; ``forked`` reads the answer."""
-        try:
-            socket.send_fds(self.socket, [b"F"], [request_read, result_write, output.fileno()])
-        except OSError:
-            raise _ForkRefused(for_good=False) from None
-
-    def forked(self) -> _Adopted:
-        """The worker asked for last: the server answers in order."""
-        line = self.read_line(time.monotonic() + _FORK_TIMEOUT)
-        if line and line[:1] == b"P":
-            return _Adopted(int(line[1:]))
-        raise _ForkRefused(for_good=line is not None and line[:1] == b"T")
-
-    def read_line(self, until: float, wake_fd: int | None = None) -> bytes | None:
-        """The server's next line; b"" once it has died; None at ``until`` (a
-        ``time.monotonic()`` time) or when ``wake_fd`` is readable."""
-        while b"\n" not in self.partial:
-            poller = select.poll()
-            for fd in (self.result_fd, self.exit_fd, wake_fd):
-                if fd is not None:
-                    poller.register(fd, select.POLLIN)
-            timeout = max(0.0, until - time.monotonic()) * 1000 + 1
-            ready = [fd for fd, _ in poller.poll(timeout)]
-            if self.result_fd in ready:
-                data = os.read(self.result_fd, 4096)
-                if not data:
-                    return b""
-                self.partial += data
-            elif self.exit_fd in ready:
-                return b""
-            elif ready or time.monotonic() >= until:
-                return None
-        line, _, self.partial = self.partial.partition(b"\n")
-        return line
-
-    def _close_channel(self) -> None:
-        self.socket.close()
 
 
 class _Adopted:
