@@ -6,28 +6,17 @@ Two paths, chosen per case:
   output): real CPU ``torch.ops.aten.convolution.default`` on the shared deterministic
   values (``convcheck.values``), laid out by each tensor's dim order, in sandboxed
   worker processes (torch itself crashes on some calls), once as configured and once
-  with oneDNN disabled. When the two disagree (verdict, sizes, or values beyond the
-  dtype's tolerance), ``torch_bug`` says how: a finding about torch, not the kernel.
-  A campaign's exploration makes the real calls only where their answer can change a
-  finding about the kernel (``start``'s ``matters``): on the calls the kernel accepts,
-  and on those it rejects where torch's acceptance would be a finding no intentional
-  difference explains (until that finding is confirmed a few times). So the torch-alone
-  bug hunt by real calls (crashes, oneDNN on against off) covers the calls the kernel
-  accepts; on the others, the check path still predicts where the two backends'
-  verdicts or sizes differ. Exploration also makes the oneDNN call on only one in
-  ``ONEDNN_EVERY`` of the calls the check path sends to a oneDNN backend (by a hash of
-  the call, so the same calls whatever the order): the others
-  run without oneDNN alone, and that answer (verdict, sizes, values) stands for both
-  (``TorchVerdict.onednn_skipped``). oneDNN builds a kernel for each new shape, which
-  costs several times the whole call without oneDNN, and a campaign's shapes hardly
-  ever repeat, so this is most of torch's cost; the torch-alone hunt for oneDNN's own
-  bugs goes on in the sample. ``convcheck judge``, replay and shrinking make every real
-  call.
-  A call runs with one intra-op thread where the check path shows that ATen picks the
-  same backend with one thread as with ``threads`` (see ``single_thread``).
+  with oneDNN disabled; where the two disagree, ``torch_bug`` says how (torch's bug,
+  not the kernel's). A campaign makes the real calls only where their answer can change
+  a finding about the kernel (``start``'s ``matters``), and the oneDNN call on about one
+  in ``ONEDNN_EVERY`` of the calls a oneDNN backend takes, chosen by a hash of the call:
+  on the others the call without oneDNN stands for both (``onednn_skipped``;
+  docs/engines.md says why). ``convcheck judge``, replay and shrinking make every real
+  call. A call runs with one intra-op thread where the check path shows that ATen picks
+  the same backend with one thread as with ``threads`` (see ``single_thread``).
 * ``checks``: any size, nothing allocated or computed: ATen's own checks in order
-  (``_checks``), with torch's C++ ``_select_conv_backend`` on zero-stride tensors where
-  this torch has it, a Python equivalent where it does not.
+  (``_checks``), with torch's C++ ``_select_conv_backend`` on zero-stride tensors
+  where this torch has it, a Python equivalent where it does not.
 
 The thread count and oneDNN change some of torch's verdicts (the backend is chosen by
 them), so both are fixed and recorded. torch is imported on first use, never by
