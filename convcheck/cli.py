@@ -181,11 +181,8 @@ def _parser() -> _Parser:
     replay.add_argument("corpus", nargs="?", default="corpus")
     _judges(replay)
     replay.set_defaults(revision="current")
-    replay.add_argument(
-        "--expect-reproduce",
-        action="store_true",
-        help="fail when an entry no longer shows its finding",
-    )
+    stale = "fail when an entry no longer shows its finding"
+    replay.add_argument("--expect-reproduce", action="store_true", help=stale)
     replay.set_defaults(func=cmd_replay)
 
     shrink = sub.add_parser("minimize", help="shrink a case, keeping its finding's signature")

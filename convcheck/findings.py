@@ -289,19 +289,13 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
     ):
         return found
     if kernel.verdict == ACCEPT and torch_outcome.verdict == REJECT:
-        assert torch_outcome.check is not None
-        add(
-            FindingKind.MISSING_CHECK,
-            (torch_outcome.check,),
-            f"kernel accepts, torch rejects: {torch_outcome.check}",
-        )
+        check = torch_outcome.check
+        assert check is not None  # a rejection's
+        add(FindingKind.MISSING_CHECK, (check,), f"kernel accepts, torch rejects: {check}")
     elif kernel.verdict == REJECT and torch_outcome.verdict == ACCEPT:
-        assert kernel.check is not None
-        add(
-            FindingKind.OVER_STRICT,
-            (kernel.check,),
-            f"kernel rejects {kernel.check}, torch accepts",
-        )
+        check = kernel.check
+        assert check is not None  # a rejection's
+        add(FindingKind.OVER_STRICT, (check,), f"kernel rejects {check}, torch accepts")
     elif kernel.verdict == ACCEPT:
         if kernel.out_sizes != torch_outcome.out_sizes:
             assert kernel.out_sizes is not None and torch_outcome.out_sizes is not None
