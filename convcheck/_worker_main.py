@@ -54,8 +54,12 @@ import signal
 
 
 def _protocol():
-    # By path: importing convcheck.sandbox.protocol would import the package first.
+    # By path: importing convcheck.sandbox.protocol would import the package first. A
+    # PyInstaller bundle (how OSS-Fuzz ships a harness) keeps no source file to load,
+    # only its archive: there the module is imported.
     path = os.path.join(os.path.dirname(os.path.realpath(__file__)), "sandbox", "protocol.py")
+    if not os.path.exists(path):
+        return importlib.import_module("convcheck.sandbox.protocol")
     spec = importlib.util.spec_from_file_location("convcheck.sandbox.protocol", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
