@@ -103,8 +103,9 @@ class Judges:
         # (``_torch_matters``); benchmarks and tests turn it off to compare with them all.
         self.spare_torch = True
         own_ids: frozenset[str] = frozenset()
-        if use_native:
-            started = targets.start(target, revision, jobs, timeout)
+        # An op without a C kernel is judged without one, unless a library is given.
+        if use_native and (target is not None or ops.get(op).native is not None):
+            started = targets.start(target, revision, jobs, timeout, op=self.op)
             self.native, self._expected = started.judge, started.expected
             own_ids = started.check_ids
         # The target's check ids, read as ours; the ids it cannot read, counted.

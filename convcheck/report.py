@@ -441,7 +441,11 @@ def _crash_location(finding) -> tuple[str, int] | None:
     where = crash_line(finding)
     if where is None:
         return None
-    return f"convcheck/native/{where[0].rsplit('/', 1)[-1]}", where[1]
+    from convcheck.native.build import source_folder  # a C build's only when one crashed
+
+    kernel = ops.op_of(finding.case).native
+    folder = source_folder(kernel) if kernel is not None else "convcheck/native"
+    return f"{folder}/{where[0].rsplit('/', 1)[-1]}", where[1]
 
 
 def junit_xml(result) -> str:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from convcheck.errors import ConvcheckError
+from convcheck.ops import DEFAULT_OP
 
 if TYPE_CHECKING:
     from convcheck.case import Case
@@ -79,11 +80,17 @@ def unavailable(target: str | None, revision: str) -> str:
     return why
 
 
-def start(target: str | None, revision: str, jobs: int, timeout: float) -> Started:
-    """``target``'s judge, started; a ConvcheckError saying why when it cannot run here."""
+def start(
+    target: str | None, revision: str, jobs: int, timeout: float, op: str = DEFAULT_OP
+) -> Started:
+    """``target``'s judge of ``op``'s calls, started; a ConvcheckError saying why when it
+    cannot run here."""
     module, where = _module(target)
     why = unavailable(target, revision)
     if why:
         raise ConvcheckError(why)
-    started: Started = importlib.import_module(module).start(where, revision, jobs, timeout)
+    starter = importlib.import_module(module).start
+    # The library target judges any op with a native kernel; the others are one op's.
+    extra = {"op": op} if module == LIBRARY else {}
+    started: Started = starter(where, revision, jobs, timeout, **extra)
     return started

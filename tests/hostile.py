@@ -8,7 +8,7 @@ import pytest
 
 from convcheck.native.build import compile_shared
 
-NATIVE_DIR = Path(__file__).resolve().parents[1] / "convcheck" / "native"
+NATIVE_DIR = Path(__file__).resolve().parents[1] / "convcheck" / "ops" / "convolution" / "native"
 SOURCE = Path(__file__).parent / "native" / "hostile_target.c"
 
 

@@ -13,7 +13,8 @@ import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
-from convcheck.native.build import HEADERS, SHARED_SOURCES, SOURCE_DIR, compile_shared
+from convcheck.native.build import compile_shared
+from convcheck.ops.convolution.native import KERNEL
 
 
 class Mutant(NamedTuple):
@@ -220,9 +221,9 @@ MUTANTS = [
 
 def mutated_sources(mutant: Mutant, directory: Path) -> list[Path]:
     """The ``current`` kernel's sources copied into ``directory``, one of them mutated."""
-    names = [*SHARED_SOURCES, "checks_current.c"]
-    for name in [*names, *HEADERS]:
-        text = (SOURCE_DIR / name).read_text()
+    names = list(KERNEL.sources["current"])
+    for name in [*names, *KERNEL.headers]:
+        text = (KERNEL.directory / name).read_text()
         if name == mutant.file:
             count = text.count(mutant.old)
             assert count == 1, f"{mutant.name}: {mutant.old!r} occurs {count} times in {name}"
@@ -235,5 +236,5 @@ def build(mutant: Mutant) -> Path:
     """The mutant's sanitized library (cached by its sources' hash like the kernel's)."""
     with tempfile.TemporaryDirectory(prefix="convcheck-mutant-") as directory:
         sources = mutated_sources(mutant, Path(directory))
-        headers = [Path(directory) / name for name in HEADERS]
+        headers = [Path(directory) / name for name in KERNEL.headers]
         return compile_shared(sources, f"mutant-{mutant.name}", sanitized=True, headers=headers)

@@ -32,7 +32,18 @@ LAYERS = [
     ["model", "generate", "fuzzed", "values", "describe"],
     ["", "case", "simplicity"],
     ["sandbox", "sanitizer", "progress", "lazy", "_worker_main"],
-    ["ops", "outcome", "schema", "fixedint", "frozen", "files", "validation", "errors"],
+    # An op's C pieces (``ops.convolution.native``) are data: where its sources are.
+    [
+        "ops",
+        "ops.convolution.native",
+        "outcome",
+        "schema",
+        "fixedint",
+        "frozen",
+        "files",
+        "validation",
+        "errors",
+    ],
 ]
 
 

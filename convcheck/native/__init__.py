@@ -1,12 +1,15 @@
-"""The native judge: convcheck's C kernel (or a user's library of the same C ABI).
+"""The native judge: an op's C kernel (or a user's library of the op's C ABI), in the
+generic C worker (``worker_main.c``), which names no op's parameter.
 
     from convcheck.native import NativeJudge
     with NativeJudge("legacy", jobs=2) as judge:
         outcomes = judge.check(cases)      # verdict, check id, output sizes
         outcomes = judge.run(cases)        # and the values, for small shapes
 
-``build_library(revision, sanitized)`` compiles (and caches) the kernel library itself.
-The C sources, the ABI header ``convcheck_abi.h`` and docs/abi.md describe the ABI.
+``build_library(revision, sanitized, op)`` compiles (and caches) an op's kernel library
+itself. The op's ``native`` (``convcheck.ops.NativeKernel``) names its sources, its ABI
+header (convolution's: ``ops/convolution/native/convcheck_abi.h``) and the call unit the
+worker is built with; docs/abi.md describes the ABI.
 """
 
 from __future__ import annotations

@@ -96,10 +96,6 @@ def violation(result: Result) -> tuple[str, str] | None:
     return None
 
 
-def missing_symbols(lib: ctypes.CDLL) -> list[str]:
-    return [name for name in SYMBOLS if not hasattr(lib, name)]
-
-
 def _set_tensor(t: Tensor, spec: dict) -> None:
     sizes = spec["sizes"]
     rank = len(sizes)

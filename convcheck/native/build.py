@@ -1,13 +1,16 @@
-"""Building convcheck's kernel: one shared library per revision, sanitized or plain; and the
-C worker program (``worker_main.c``, ``build_worker``) that judges with any such library.
+"""Building the native judge's pieces: an op's kernel, one shared library per revision,
+sanitized or plain; and the C worker program (``worker_main.c`` with the op's call unit,
+``build_worker``) that judges with any library of that op's ABI.
 
-A library is ``convcheck.c``, ``checks_shared.c``, ``elements.c`` and ``conv_loops.c`` with
-the revision's own ``checks_<revision>.c``. Builds are cached in ``$CONVCHECK_CACHE`` (default
+An op's pieces are its ``NativeKernel`` (``convcheck.ops``): a revision's library is its
+``sources[revision]``. Builds are cached in ``$CONVCHECK_CACHE`` (default
 ``~/.cache/convcheck``) under a hash of the sources, the flags and the compiler's version,
 and written atomically (a temporary file renamed into place), so concurrent builds of the
 same library are safe. The worker includes ``worker_protocol.h``, generated from
-``convcheck/sandbox/protocol.py`` at build time (``worker_protocol_header``) and hashed with
-the sources. Nothing is fetched: the compiler is clang if it is on PATH, else gcc.
+``convcheck/sandbox/protocol.py`` and ``wire.py`` at build time (``worker_protocol_header``),
+and ``worker_unit.h``, the op's entry names (``worker_unit_header``), each hashed with the
+sources: a worker is cached per op. Nothing is fetched: the compiler is clang if it is on
+PATH, else gcc.
 """
 
 from __future__ import annotations
@@ -22,14 +25,14 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from convcheck import ops
 from convcheck.errors import ConvcheckError
 from convcheck.model import check_revision
-from convcheck.native.wire import VERDICTS
+from convcheck.native import wire
+from convcheck.native.abi import DTYPE_CODES
 from convcheck.sandbox import protocol
 
 SOURCE_DIR = Path(__file__).resolve().parent
-SHARED_SOURCES = ("convcheck.c", "checks_shared.c", "elements.c", "conv_loops.c")
-HEADERS = ("convcheck_abi.h", "convcheck_internal.h", "conv_loops.h", "elements.h")
 
 SANITIZED_FLAGS = (
     "-std=c11",
@@ -46,6 +49,8 @@ PLAIN_FLAGS = ("-std=c11", "-O2", "-shared", "-fPIC")
 _LIBRARY_ONLY = ("-shared", "-fPIC")
 WORKER_SOURCE = "worker_main.c"
 WORKER_PROTOCOL_HEADER = "worker_protocol.h"
+WORKER_UNIT_HEADER = "worker_unit.h"
+UNIT_HEADER = "convcheck_unit.h"
 WORKER_LIBRARIES = ("-ldl", "-lm")
 
 # What a worker running a sanitized library needs: the first report is fatal and ends in
@@ -76,37 +81,84 @@ def cache_dir() -> Path:
     return path
 
 
-def build_library(revision: str, sanitized: bool = True) -> Path:
-    """The path of the kernel library for ``revision``, compiled on first use."""
+def source_folder(kernel: ops.NativeKernel) -> str:
+    """Where ``kernel``'s sources are, from the repository's root (``convcheck/...``): for
+    code-scanning reports, which name a C file by its place in the repository."""
+    root = Path(ops.__file__).resolve().parents[2]
+    return kernel.directory.relative_to(root).as_posix()
+
+
+def kernel_of(op: str = ops.DEFAULT_OP) -> ops.NativeKernel:
+    """``op``'s C pieces; a ConvcheckError for an op without them."""
+    kernel = ops.get(op).native
+    if kernel is None:
+        raise ConvcheckError(f"op {op} has no native kernel (its Op.native is None)")
+    return kernel
+
+
+def build_library(revision: str, sanitized: bool = True, op: str = ops.DEFAULT_OP) -> Path:
+    """The path of ``op``'s kernel library for ``revision``, compiled on first use."""
     check_revision(revision)
-    sources = [SOURCE_DIR / name for name in SHARED_SOURCES]
-    sources.append(SOURCE_DIR / f"checks_{revision}.c")
-    headers = [SOURCE_DIR / name for name in HEADERS]
-    return compile_shared(sources, f"convcheck-{revision}", sanitized, headers=headers)
+    kernel = kernel_of(op)
+    sources = [kernel.directory / name for name in kernel.sources[revision]]
+    headers = [kernel.directory / name for name in kernel.headers]
+    return compile_shared(sources, f"{kernel.library}-{revision}", sanitized, headers=headers)
 
 
-def build_worker(sanitized: bool = True) -> Path:
-    """The path of the C worker program (``worker_main.c``), built with the flags of a
-    library that is ``sanitized`` or not, compiled on first use."""
+def build_worker(sanitized: bool = True, op: str = ops.DEFAULT_OP) -> Path:
+    """The path of ``op``'s C worker program (``worker_main.c`` and the op's call unit),
+    built with the flags of a library that is ``sanitized`` or not, compiled on first use."""
+    kernel = kernel_of(op)
     flags = SANITIZED_FLAGS if sanitized else PLAIN_FLAGS
     return _compile(
-        [SOURCE_DIR / WORKER_SOURCE],
-        f"convcheck-worker-{'asan' if sanitized else 'plain'}",
+        [SOURCE_DIR / WORKER_SOURCE, kernel.directory / kernel.call_unit],
+        f"convcheck-worker-{op}-{'asan' if sanitized else 'plain'}",
         tuple(flag for flag in flags if flag not in _LIBRARY_ONLY),
-        [SOURCE_DIR / "convcheck_abi.h"],
+        [SOURCE_DIR / UNIT_HEADER, kernel.directory / kernel.abi_header],
         libraries=WORKER_LIBRARIES,
-        generated=((WORKER_PROTOCOL_HEADER, worker_protocol_header()),),
+        generated=(
+            (WORKER_PROTOCOL_HEADER, worker_protocol_header()),
+            (WORKER_UNIT_HEADER, worker_unit_header(kernel)),
+        ),
     )
 
 
 def worker_protocol_header() -> str:
-    """The C worker's ``worker_protocol.h``: the sandbox's protocol and the codes of the
-    answers' verdicts (``wire.VERDICTS``), each from its one definition in Python."""
-    verdicts = {
-        f"VERDICT_{verdict.upper().replace('-', '_')}": code
-        for code, verdict in enumerate(VERDICTS)
-    }
-    return protocol.c_header(WORKER_PROTOCOL_HEADER, verdicts)
+    """The C worker's ``worker_protocol.h``: the sandbox's protocol, the codes of the
+    answers' verdicts and of the arguments' kinds and dtypes, and the tensor flags of the
+    wire (``wire``), each from its one definition in Python."""
+    enums = {_c_name("VERDICT", verdict): code for code, verdict in enumerate(wire.VERDICTS)}
+    enums |= {_c_name("ARG", kind): code for code, kind in enumerate(wire.ARG_KINDS)}
+    enums |= {"TENSOR_PRESENT": wire.TENSOR_PRESENT, "TENSOR_OUTPUT": wire.TENSOR_OUTPUT}
+    enums |= {_c_name("DTYPE", dtype): code for dtype, code in DTYPE_CODES.items()}
+    enums["DTYPE_COUNT"] = len(DTYPE_CODES)
+    return protocol.c_header(WORKER_PROTOCOL_HEADER, enums)
+
+
+def _c_name(prefix: str, name: str) -> str:
+    return f"{prefix}_{name.upper().replace('-', '_')}"
+
+
+def worker_unit_header(kernel: ops.NativeKernel) -> str:
+    """The C worker's ``worker_unit.h``: the op's ABI header, version and entry names."""
+    version, name, check, run = kernel.entry_points
+    guard = "CONVCHECK_WORKER_UNIT_H"
+    lines = [
+        f"/* {WORKER_UNIT_HEADER}: generated from the op's NativeKernel by",
+        " * convcheck/native/build.py. */",
+        f"#ifndef {guard}",
+        f"#define {guard}",
+        f'#include "{kernel.abi_header}"',
+        f'#define CONVCHECK_UNIT_HEADER "{kernel.abi_header}"',
+        f'#define CONVCHECK_UNIT_VERSION_ENTRY "{version}"',
+        f'#define CONVCHECK_UNIT_NAME "{name}"',
+        f'#define CONVCHECK_UNIT_CHECK "{check}"',
+        f'#define CONVCHECK_UNIT_RUN "{run}"',
+        f"enum {{ CONVCHECK_UNIT_VERSION = {kernel.abi_version} }};",
+        f"#endif /* {guard} */",
+        "",
+    ]
+    return "\n".join(lines)
 
 
 def compile_shared(
@@ -147,17 +199,21 @@ def _compile(
     target = cache_dir() / f"{stem}-{digest.hexdigest()[:16]}{suffix}"
     if target.exists():
         return target
-    directories = {path.parent for path in sources}
-    assert len(directories) == 1, "sources come from one directory"
-    (source_dir,) = directories
+    source_dir = sources[0].parent
+    # Each directory of the sources and headers is searched: a worker's call unit, in its
+    # op's folder, includes the worker's unit header.
+    search = dict.fromkeys(path.parent for path in [*sources, *headers])
     fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=target.name, suffix=".tmp")
     os.close(fd)
     include = tempfile.mkdtemp(dir=target.parent, prefix=target.name, suffix=".include")
     try:
         for name, text in generated:
             Path(include, name).write_text(text)
-        command = [cc, *flags, "-I", include, "-o", temporary]
-        command += [*(path.name for path in sources), *libraries]
+        command = [cc, *flags, "-I", include, *(f"-I{d}" for d in search), "-o", temporary]
+        # The first directory's sources by name, so sanitizer reports name their sites as
+        # ``checks_legacy.c:123``; another's by its path.
+        command += [path.name if path.parent == source_dir else str(path) for path in sources]
+        command += libraries
         done = subprocess.run(command, cwd=source_dir, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise ConvcheckError(f"building {stem} with {cc}: {first_error(done.stderr)}")

@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Any
 
 import convcheck
+from convcheck import ops
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError
-from convcheck.native import abi, wire
+from convcheck.native import wire
 from convcheck.native._elf import read_dynamic_info
-from convcheck.native.build import build_library, build_worker, worker_env
+from convcheck.native.build import build_library, build_worker, kernel_of, worker_env
 from convcheck.native.worker import RunLimits
 from convcheck.outcome import ABI_VIOLATION, TOOL_ERROR, Outcome
 from convcheck.pool_judge import PoolJudge
@@ -44,8 +45,9 @@ answer_fd = private_fd(int(sys.argv[4]))
 from convcheck.errors import ConvcheckError
 from convcheck.native.worker import load_library
 try:
-    lib = load_library(sys.argv[1], sys.argv[2])
-    answer = {"name": lib.convcheck_name().decode(errors="replace")}
+    entries = json.loads(sys.argv[5])
+    lib = load_library(sys.argv[1], sys.argv[2], **entries)
+    answer = {"name": getattr(lib, entries["symbols"][1])().decode(errors="replace")}
 except ConvcheckError as e:
     answer = {"error": str(e)}
 with os.fdopen(answer_fd, "w") as out:
@@ -53,19 +55,27 @@ with os.fdopen(answer_fd, "w") as out:
 """
 
 
-def probe_library(path: Path, what: str = "target", sanitized: bool | None = None) -> str:
-    """Check that ``path`` is a library of this ABI without loading it here; its name.
+def probe_library(
+    path: Path,
+    what: str = "target",
+    sanitized: bool | None = None,
+    kernel: ops.NativeKernel | None = None,
+) -> str:
+    """Check that ``path`` is a library of ``kernel``'s ABI (by default convolution's)
+    without loading it here; its name.
 
     ``sanitized`` None: read from the library whether it needs the ASan runtime.
     """
+    kernel = kernel or kernel_of()
     if not path.is_file():
         raise ConvcheckError(f"{what} {path}: no such file")
     info = read_dynamic_info(path)
     if info is not None:
-        for symbol in abi.SYMBOLS:
+        for symbol in kernel.entry_points:
             if symbol not in info.defined:
                 raise ConvcheckError(
-                    f"{what} {path}: missing symbol {symbol} (is it built against convcheck_abi.h?)"
+                    f"{what} {path}: missing symbol {symbol} "
+                    f"(is it built against {kernel.abi_header}?)"
                 )
         if sanitized is None:
             sanitized = info.sanitized
@@ -76,7 +86,7 @@ def probe_library(path: Path, what: str = "target", sanitized: bool | None = Non
             try:
                 done = subprocess.run(
                     [sys.executable, "-c", _PROBE, str(path), what, package_root]
-                    + [str(answer_write)],
+                    + [str(answer_write), json.dumps(_entries(kernel))],
                     env={**os.environ, **worker_env(bool(sanitized)), **python_env()},
                     stdin=subprocess.DEVNULL,
                     stdout=printed,
@@ -106,6 +116,15 @@ def probe_library(path: Path, what: str = "target", sanitized: bool | None = Non
     return str(answer["name"])
 
 
+def _entries(kernel: ops.NativeKernel) -> dict[str, Any]:
+    """What ``worker.load_library`` checks a library of ``kernel``'s ABI by."""
+    return {
+        "symbols": list(kernel.entry_points),
+        "header": kernel.abi_header,
+        "version": kernel.abi_version,
+    }
+
+
 def _read_answer(fd: int) -> dict | None:
     """What the probe wrote before it exited; without waiting for an end of file that a
     child the library forked (holding the pipe) might never give."""
@@ -127,10 +146,12 @@ def unavailable(revision: str) -> str:
     return ""
 
 
-def start(where: str | None, revision: str, jobs: int, timeout: float) -> Started:
-    """The target registry's: convcheck's kernel of ``revision``, or the library at
-    ``where``."""
-    return Started(NativeJudge(revision=revision, target=where, jobs=jobs, timeout=timeout))
+def start(
+    where: str | None, revision: str, jobs: int, timeout: float, op: str = ops.DEFAULT_OP
+) -> Started:
+    """The target registry's: ``op``'s kernel of ``revision``, or the library of its ABI
+    at ``where``."""
+    return Started(NativeJudge(revision=revision, target=where, jobs=jobs, timeout=timeout, op=op))
 
 
 class NativeJudge(PoolJudge):
@@ -147,7 +168,9 @@ class NativeJudge(PoolJudge):
     (``worker_main.c``, fed binary records: a crash costs a fork of a small C process, not
     of Python), unless it cannot be built. ``fork_server``: workers are forked from one
     that loaded the library (a crash then costs a fork, not a start; see
-    ``convcheck.sandbox``); False starts each one, loading the library again.
+    ``convcheck.sandbox``); False starts each one, loading the library again. ``op``:
+    whose kernel and ABI (``Op.native``); the Python worker knows convolution's alone, so
+    another op's is judged by the C worker only.
     """
 
     def __init__(
@@ -162,10 +185,12 @@ class NativeJudge(PoolJudge):
         worker: str = _PYTHON_WORKER,
         fork_server: bool = True,
         c_worker: bool = True,
+        op: str = ops.DEFAULT_OP,
     ) -> None:
+        kernel = kernel_of(op)
         if target is None:
             self.revision: str | None = revision
-            self.library = build_library(revision, sanitized)
+            self.library = build_library(revision, sanitized, op)
             what = "native library"
         else:
             self.revision = None
@@ -174,9 +199,11 @@ class NativeJudge(PoolJudge):
             info = read_dynamic_info(self.library) if self.library.is_file() else None
             sanitized = info.sanitized if info is not None else False
         self.sanitized = sanitized
-        self.name = probe_library(self.library, what, sanitized)
+        self.name = probe_library(self.library, what, sanitized, kernel)
         limits = limits or RunLimits()
-        self.program = _c_worker(sanitized) if c_worker and worker == _PYTHON_WORKER else None
+        self.program = _c_worker(sanitized, op) if c_worker and worker == _PYTHON_WORKER else None
+        if self.program is None and op != ops.DEFAULT_OP:
+            raise ConvcheckError(f"op {op}: its native kernel needs the C worker, not built here")
         common: dict[str, Any] = {
             # A started C worker symbolizes no better than a forked one: the sandbox names
             # the frames for both (a started one would spend most of its crash on it).
@@ -237,11 +264,11 @@ def _worker_env(sanitized: bool, fork_server: bool) -> dict[str, str]:
     return env
 
 
-def _c_worker(sanitized: bool) -> Path | None:
-    """The C worker program, or None where it cannot be built (no C compiler, say: a
+def _c_worker(sanitized: bool, op: str) -> Path | None:
+    """``op``'s C worker program, or None where it cannot be built (no C compiler, say: a
     user's target needs none)."""
     try:
-        return build_worker(sanitized)
+        return build_worker(sanitized, op)
     except ConvcheckError:
         return None
 

@@ -19,7 +19,9 @@ logical order as floats.
 Startup is kept light (no numpy until the first run request): a worker starts again after
 every crash.
 
-``worker_main.c`` does the same as a C program, which the native judge uses by default
+It knows convolution's ABI alone (``abi.py``'s structs): another op's kernel is judged
+by the C worker only. ``worker_main.c`` does the same as a C program, for any op through
+the op's call unit, which the native judge uses by default
 (``NativeJudge(c_worker=True)``; tests/native/test_c_worker.py holds the two to the same
 answers). This module serves where that cannot: no C compiler for a user's target, or a
 judge with a handler of its own built on this one (``convcheck.ops.convolution.executorch_source``).
@@ -28,7 +30,7 @@ judge with a handler of its own built on this one (``convcheck.ops.convolution.e
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from convcheck.errors import ConvcheckError
@@ -63,24 +65,36 @@ class _State:
 _state = _State()
 
 
-def load_library(path: str, what: str = "target") -> ctypes.CDLL:
-    """Load ``path`` and check that it speaks this ABI; a one-line ConvcheckError if not."""
+def load_library(
+    path: str,
+    what: str = "target",
+    symbols: Sequence[str] = abi.SYMBOLS,
+    header: str = "convcheck_abi.h",
+    version: int = abi.ABI_VERSION,
+) -> ctypes.CDLL:
+    """Load ``path`` and check that it speaks an ABI (by default convolution's: its entry
+    ``symbols``, the version entry first and the name's second, declared in ``header`` at
+    ``version``); a one-line ConvcheckError if not."""
     try:
         lib = ctypes.CDLL(path)
     except OSError as e:
         raise ConvcheckError(f"{what} {path}: cannot be loaded ({e})") from None
-    missing = abi.missing_symbols(lib)
+    missing = [name for name in symbols if not hasattr(lib, name)]
     if missing:
         raise ConvcheckError(
-            f"{what} {path}: missing symbol {missing[0]} (is it built against convcheck_abi.h?)"
+            f"{what} {path}: missing symbol {missing[0]} (is it built against {header}?)"
         )
-    abi.declare(lib)
-    version = lib.convcheck_abi_version()
-    if version != abi.ABI_VERSION:
+    version_entry, name_entry = getattr(lib, symbols[0]), getattr(lib, symbols[1])
+    version_entry.restype, version_entry.argtypes = ctypes.c_int32, []
+    name_entry.restype, name_entry.argtypes = ctypes.c_char_p, []
+    given = version_entry()
+    if given != version:
         raise ConvcheckError(
-            f"{what} {path}: ABI version {version}, convcheck speaks version "
-            f"{abi.ABI_VERSION} (rebuild it against this convcheck_abi.h)"
+            f"{what} {path}: ABI version {given}, convcheck speaks version "
+            f"{version} (rebuild it against this {header})"
         )
+    if tuple(symbols) == abi.SYMBOLS:
+        abi.declare(lib)
     return lib
 
 

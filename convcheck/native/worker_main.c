@@ -2,10 +2,12 @@
  * worker_main.c: the native judge's worker as a C program.
  *
  * It does what convcheck/native/worker.py does inside a Python worker (load a library of
- * convcheck_abi.h, judge cases with its check and run entries, fill and read the run's
+ * an op's ABI, judge cases with its check and run entries, fill and read the run's
  * tensors), for a fraction of the cost of a Python process: forking this program and
  * letting the copy die of a sanitizer report costs a millisecond or two, where a forked
- * Python worker costs several. Built with the library's own sanitizer flags
+ * Python worker costs several. It names no op's parameter: a request is the op's call
+ * schema in order, neutral (convcheck_unit.h), which the op's call unit, built in with
+ * it, turns into the op's call. Built per op, with the library's own sanitizer flags
  * (convcheck/native/build.py, build_worker), started by convcheck/sandbox/ as a
  * WorkerSpec "program":
  *
@@ -20,7 +22,8 @@
  * a site and a report: the library returned a non-zero status) per request, written as
  * soon as it is done. Every number is in the machine's byte order: both ends run on one
  * machine. The layouts are read in read_request and written in the answer functions;
- * convcheck/native/wire.py is the parent's side, and names the answers' verdicts.
+ * convcheck/native/wire.py is the parent's side, and names the answers' verdicts and the
+ * arguments' kinds.
  *
  * MODE CONVCHECK_MODE_FORK_SERVER: loads the library once, then forks a worker for each
  * message on REQUEST_FD (a Unix socket; each message carries three descriptors: the new
@@ -57,18 +60,17 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "convcheck_abi.h"
+#include "convcheck_unit.h"
 #include "worker_protocol.h" /* generated: see build_worker */
+#include "worker_unit.h"     /* generated: the op's entry names and ABI version */
 
 enum { EMPTY_BLOCK = 16 }; /* see allocate_block */
 enum { SCAN_BYTES = 2048 }; /* of the thread descriptor, where glibc keeps the thread id */
 
-typedef int32_t (*entry_fn)(const convcheck_call *, convcheck_result *);
-
 static struct {
-    entry_fn check, run;
     int64_t max_tensor_elements, max_out_elements, max_work;
 } lib;
+static void *check_entry, *run_entry; /* the library's, as dlsym found them */
 
 /* ---- growable byte buffers -------------------------------------------------------- */
 
@@ -195,7 +197,7 @@ typedef struct {
     int64_t cap;
 } list_storage;
 
-static list_storage lists[4]; /* stride, padding, dilation, output_padding */
+static list_storage lists[CONVCHECK_UNIT_MAX_ARGS]; /* by the argument's place */
 
 static const int64_t *take_list(reader *r, list_storage *s, int64_t *len) {
     int64_t n = take_i64(r);
@@ -219,52 +221,71 @@ static const int64_t *take_list(reader *r, list_storage *s, int64_t *len) {
     return s->data;
 }
 
-static void take_tensor(reader *r, convcheck_tensor *t) {
+/* flags (u8: PRESENT, OUTPUT); if present: rank, dtype, offset (u8 each), sizes and dim
+ * order (int32 each). An absent tensor keeps what the last request put in its place. */
+static void take_tensor(reader *r, convcheck_unit_arg *a) {
+    uint8_t flags = take_u8(r);
+    convcheck_unit_tensor *t = &a->tensor;
+    a->present = (flags & CONVCHECK_TENSOR_PRESENT) != 0;
+    a->output = (flags & CONVCHECK_TENSOR_OUTPUT) != 0;
+    t->data = NULL;
+    if (!a->present) {
+        t->rank = 0;
+        return;
+    }
     int32_t rank = take_u8(r);
-    if (rank > CONVCHECK_MAX_RANK) { /* the parent sends valid cases: ranks up to 16 */
+    if (rank > CONVCHECK_UNIT_MAX_RANK) { /* the parent sends valid cases: ranks up to 16 */
         r->bad = 1;
         return;
     }
     t->rank = rank;
     t->dtype = take_u8(r);
+    a->offset = take_u8(r);
     for (int32_t d = 0; d < rank; d++) {
         t->sizes[d] = take_i32(r);
     }
     for (int32_t d = 0; d < rank; d++) {
         t->dim_order[d] = take_i32(r);
     }
-    t->data = NULL;
 }
 
-/* The call, reused from request to request as the Python worker reuses its struct. */
-static convcheck_call call;
-static convcheck_result result;
+/* The arguments and the result, reused from request to request as the Python worker
+ * reuses its structs. */
+static convcheck_unit_args args;
+static convcheck_unit_result result;
 
-/* mode (0 check, 1 run); input, weight, has_bias, [bias], out; transposed, groups; the
- * four lists. A tensor: rank (u8), dtype (u8), sizes, dim_order (int32 each). NULL, or
- * what is wrong with the request. */
+/* mode (0 check, 1 run), the argument count (u8), then each argument: its kind (u8) and
+ * its value (a tensor: take_tensor; an int list: a count and that many int64; an int: an
+ * int64; an optional int: present (u8) and an int64 if so; a bool: a u8). NULL, or what
+ * is wrong with the request. */
 static const char *read_request(reader *r, int *run) {
     uint8_t mode = take_u8(r);
     if (mode > 1) {
         return "mode: expected 0 (check) or 1 (run)";
     }
     *run = mode == 1;
-    take_tensor(r, &call.input);
-    take_tensor(r, &call.weight);
-    call.has_bias = take_u8(r);
-    if (call.has_bias) {
-        take_tensor(r, &call.bias);
-    } else {
-        call.bias.rank = 0;
-        call.bias.data = NULL;
+    int32_t count = take_u8(r);
+    if (count > CONVCHECK_UNIT_MAX_ARGS) {
+        return "more arguments than the C worker holds";
     }
-    take_tensor(r, &call.out);
-    call.transposed = take_u8(r);
-    call.groups = take_i64(r);
-    call.stride = take_list(r, &lists[0], &call.stride_len);
-    call.padding = take_list(r, &lists[1], &call.padding_len);
-    call.dilation = take_list(r, &lists[2], &call.dilation_len);
-    call.output_padding = take_list(r, &lists[3], &call.output_padding_len);
+    args.count = count;
+    for (int32_t i = 0; i < count && !r->bad; i++) {
+        convcheck_unit_arg *a = &args.arg[i];
+        a->kind = take_u8(r);
+        a->present = 1;
+        a->output = 0;
+        switch (a->kind) {
+        case CONVCHECK_ARG_TENSOR: take_tensor(r, a); break;
+        case CONVCHECK_ARG_INT_LIST: a->list = take_list(r, &lists[i], &a->list_len); break;
+        case CONVCHECK_ARG_INT: a->value = take_i64(r); break;
+        case CONVCHECK_ARG_OPTIONAL_INT:
+            a->present = take_u8(r);
+            a->value = a->present ? take_i64(r) : 0;
+            break;
+        case CONVCHECK_ARG_BOOL: a->value = take_u8(r); break;
+        default: return "an argument of an unknown kind";
+        }
+    }
     if (r->bad || r->at != r->end) {
         return "a malformed request (a rank above 16, or not the bytes of one call)";
     }
@@ -293,34 +314,40 @@ static void tool_error(const char *format, ...) {
 
 /* abi.violation: the result's fields outside the ABI, checked before any is used. */
 static int answer_violation(void) {
-    char detail[96];
-    const char *field = NULL;
+    char detail[96], field[64];
+    field[0] = 0;
     if (result.accepted != 0 && result.accepted != 1) {
-        field = "accepted";
+        snprintf(field, sizeof field, "accepted");
         snprintf(detail, sizeof detail, "accepted is %" PRId32 ", not 0 or 1", result.accepted);
     } else if (!result.accepted) {
         if (memchr(result.check, 0, sizeof result.check) == NULL) {
-            field = "check";
-            snprintf(detail, sizeof detail, "the check id is not NUL-terminated within 64 bytes");
+            snprintf(field, sizeof field, "check");
+            snprintf(detail, sizeof detail, "the check id is not NUL-terminated within %d bytes",
+                     CONVCHECK_UNIT_CHECK_LEN);
         } else if (result.check[0] == 0) {
-            field = "check";
+            snprintf(field, sizeof field, "check");
             snprintf(detail, sizeof detail, "rejected without a check id");
         }
-    } else if (result.out_rank < 0 || result.out_rank > CONVCHECK_MAX_RANK) {
-        field = "out_rank";
-        snprintf(detail, sizeof detail, "out_rank is %" PRId32 ", not in 0..%d", result.out_rank,
-                 CONVCHECK_MAX_RANK);
     } else {
-        for (int32_t i = 0; i < result.out_rank; i++) { /* out_rank checked above */
-            if (result.out_sizes[i] < 0) {
-                field = "out_sizes";
-                snprintf(detail, sizeof detail, "out_sizes[%" PRId32 "] is %" PRId32 ", negative",
-                         i, result.out_sizes[i]);
+        for (int32_t k = 0; k < result.outputs && !field[0]; k++) { /* the unit's count */
+            int32_t rank = result.rank[k];
+            if (rank < 0 || rank > CONVCHECK_UNIT_MAX_RANK) {
+                snprintf(field, sizeof field, "%s_rank", result.name[k]);
+                snprintf(detail, sizeof detail, "%s is %" PRId32 ", not in 0..%d", field, rank,
+                         CONVCHECK_UNIT_MAX_RANK);
                 break;
+            }
+            for (int32_t i = 0; i < rank; i++) { /* rank checked above */
+                if (result.sizes[k][i] < 0) {
+                    snprintf(field, sizeof field, "%s_sizes", result.name[k]);
+                    snprintf(detail, sizeof detail, "%s[%" PRId32 "] is %" PRId32 ", negative",
+                             field, i, result.sizes[k][i]);
+                    break;
+                }
             }
         }
     }
-    if (field == NULL) {
+    if (field[0] == 0) {
         return 0;
     }
     begin_answer(CONVCHECK_VERDICT_ABI_VIOLATION);
@@ -330,7 +357,8 @@ static int answer_violation(void) {
 }
 
 /* The answer to a result within the ABI: accept (ran or not) or reject. An accepted
- * answer ends with its ran flag, which answer_values may set and follow with values. */
+ * answer gives every output's rank and sizes, and ends with its ran flag, which run_call
+ * may set and follow with values. */
 static void answer_result(void) {
     if (answer_violation()) {
         return;
@@ -341,9 +369,12 @@ static void answer_result(void) {
         return;
     }
     begin_answer(CONVCHECK_VERDICT_ACCEPT);
-    put_u8(&answer, (uint8_t)result.out_rank);
-    for (int32_t i = 0; i < result.out_rank; i++) { /* 0..16, checked */
-        put_i32(&answer, result.out_sizes[i]);
+    put_u8(&answer, (uint8_t)result.outputs);
+    for (int32_t k = 0; k < result.outputs; k++) {
+        put_u8(&answer, (uint8_t)result.rank[k]);
+        for (int32_t i = 0; i < result.rank[k]; i++) { /* 0..16, checked */
+            put_i32(&answer, result.sizes[k][i]);
+        }
     }
     put_u8(&answer, 0); /* ran */
 }
@@ -371,72 +402,77 @@ static void answer_status(const char *entry, int32_t status) {
     free(report.data);
 }
 
+void convcheck_unit_one_output(convcheck_unit_result *to, int32_t accepted, const char *check,
+                               const char *name, int32_t rank, const int32_t *sizes) {
+    to->accepted = accepted;
+    memcpy(to->check, check, sizeof to->check);
+    to->outputs = 1;
+    to->name[0] = name;
+    to->rank[0] = rank;
+    memcpy(to->sizes[0], sizes, sizeof to->sizes[0]);
+}
+
 /* ---- run: limits, blocks, values ---------------------------------------------------- */
 
 /* Products and sums of sizes, saturated: only compared with limits far below the cap. */
-static uint64_t sat_mul(uint64_t a, uint64_t b) {
+uint64_t convcheck_sat_mul(uint64_t a, uint64_t b) {
     if (a != 0 && b > UINT64_MAX / a) {
         return UINT64_MAX;
     }
     return a * b;
 }
 
-static uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+uint64_t convcheck_sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
-static uint64_t numel_of(const int32_t *sizes, int32_t from, int32_t rank) {
+uint64_t convcheck_numel(const int32_t *sizes, int32_t from, int32_t rank) {
     uint64_t n = 1;
     for (int32_t d = from; d < rank; d++) { /* rank <= 16: checked when read */
-        n = sat_mul(n, (uint64_t)sizes[d]);
+        n = convcheck_sat_mul(n, (uint64_t)sizes[d]);
     }
     return n;
 }
 
-/* worker.py's _small_enough and _work, with the same limits (RunLimits). Returns -1
- * (after a tool-error answer) where the Python worker's indexing would fail. */
-static int small_enough(const int32_t *out_sizes, int32_t out_rank) {
-    const convcheck_tensor *in = &call.input, *w = &call.weight;
-    uint64_t limit = (uint64_t)lib.max_tensor_elements;
-    if (numel_of(in->sizes, 0, in->rank) > limit || numel_of(w->sizes, 0, w->rank) > limit ||
-        numel_of(out_sizes, 0, out_rank) > limit ||
-        (call.has_bias && numel_of(call.bias.sizes, 0, call.bias.rank) > limit)) {
-        return 0;
+/* worker.py's _small_enough, with the same limits (RunLimits), and the op's estimate of
+ * the work (its unit's, worker.py's _work). Returns -1 (after a tool-error answer) where
+ * the Python worker's estimate would fail. */
+static int small_enough(void) {
+    uint64_t limit = (uint64_t)lib.max_tensor_elements, out_numel = 0;
+    for (int32_t i = 0; i < args.count; i++) {
+        const convcheck_unit_arg *a = &args.arg[i];
+        if (a->kind == CONVCHECK_ARG_TENSOR && a->present && !a->output &&
+            convcheck_numel(a->tensor.sizes, 0, a->tensor.rank) > limit) {
+            return 0;
+        }
     }
-    uint64_t out_numel = numel_of(out_sizes, 0, out_rank);
+    for (int32_t k = 0; k < result.outputs; k++) {
+        uint64_t numel = convcheck_numel(result.sizes[k], 0, result.rank[k]);
+        if (numel > limit) {
+            return 0;
+        }
+        out_numel = convcheck_sat_add(out_numel, numel);
+    }
     if (out_numel > (uint64_t)lib.max_out_elements) {
         return 0;
     }
-    if (in->rank < 2 || out_rank < 2) {
-        tool_error("IndexError: list index out of range");
+    uint64_t work;
+    char error[160];
+    if (convcheck_unit_work(&args, &result, &work, error, sizeof error) != 0) {
+        tool_error("%s", error);
         return -1;
     }
-    uint64_t groups = call.groups > 1 ? (uint64_t)call.groups : 1;
-    /* Loop iterations, not products: an empty kernel dim still has its outer loops run. */
-    uint64_t taps = 1;
-    for (int32_t d = 2; d < w->rank; d++) {
-        taps = sat_mul(taps, w->sizes[d] > 1 ? (uint64_t)w->sizes[d] : 1);
-    }
-    uint64_t in_per_group = (uint64_t)in->sizes[1] / groups;
-    if (in_per_group < 1) {
-        in_per_group = 1;
-    }
-    uint64_t positions = call.transposed ? numel_of(in->sizes, 2, in->rank)
-                                         : numel_of(out_sizes, 2, out_rank);
-    uint64_t work = sat_mul((uint64_t)out_sizes[0], (uint64_t)out_sizes[1]);
-    work = sat_mul(sat_mul(sat_mul(work, positions), in_per_group), taps);
-    work = sat_add(sat_add(work, out_numel), sat_mul((uint64_t)out_sizes[0], groups));
     return work <= (uint64_t)lib.max_work;
 }
 
-static const size_t ELEMENT_SIZE[] = {1, 1, 2, 4, 8, 2, 4, 8, 1, 2}; /* by convcheck_dtype */
-enum { DTYPES = 10 };
+/* By dtype code (wire.py's DTYPE_CODES, ExecuTorch's ScalarType order without gaps). */
+static const size_t ELEMENT_SIZE[CONVCHECK_DTYPE_COUNT] = {1, 1, 2, 4, 8, 2, 4, 8, 1, 2};
 
 /* convcheck.values.logical_values: element i (row-major) of `role`'s tensor. */
 static int small_value(uint64_t i, int64_t offset, int32_t dtype) {
     int raw = (int)((i * 7 + (uint64_t)offset) % 11);
-    if (dtype == CONVCHECK_BOOL) {
+    if (dtype == CONVCHECK_DTYPE_BOOL) {
         return raw % 2;
     }
-    return dtype == CONVCHECK_UINT8 ? raw : raw - 5;
+    return dtype == CONVCHECK_DTYPE_UINT8 ? raw : raw - 5;
 }
 
 static uint16_t half_bits(int v) {
@@ -470,16 +506,17 @@ static void store(unsigned char *at, int32_t dtype, int v) {
     float f32 = (float)v;
     double f64 = v;
     switch (dtype) {
-    case CONVCHECK_UINT8:
-    case CONVCHECK_BOOL: memcpy(at, &u8, 1); break;
-    case CONVCHECK_INT8: memcpy(at, &i8, 1); break;
-    case CONVCHECK_INT16: memcpy(at, &i16, 2); break;
-    case CONVCHECK_INT32: memcpy(at, &i32, 4); break;
-    case CONVCHECK_INT64: memcpy(at, &i64, 8); break;
-    case CONVCHECK_FLOAT16: u16 = half_bits(v); memcpy(at, &u16, 2); break;
-    case CONVCHECK_FLOAT32: memcpy(at, &f32, 4); break;
-    case CONVCHECK_FLOAT64: memcpy(at, &f64, 8); break;
-    default: u16 = bfloat16_bits(f32); memcpy(at, &u16, 2); break; /* bfloat16 */
+    case CONVCHECK_DTYPE_UINT8:
+    case CONVCHECK_DTYPE_BOOL: memcpy(at, &u8, 1); break;
+    case CONVCHECK_DTYPE_INT8: memcpy(at, &i8, 1); break;
+    case CONVCHECK_DTYPE_INT16: memcpy(at, &i16, 2); break;
+    case CONVCHECK_DTYPE_INT32: memcpy(at, &i32, 4); break;
+    case CONVCHECK_DTYPE_INT64: memcpy(at, &i64, 8); break;
+    case CONVCHECK_DTYPE_FLOAT16: u16 = half_bits(v); memcpy(at, &u16, 2); break;
+    case CONVCHECK_DTYPE_FLOAT32: memcpy(at, &f32, 4); break;
+    case CONVCHECK_DTYPE_FLOAT64: memcpy(at, &f64, 8); break;
+    case CONVCHECK_DTYPE_BFLOAT16:
+    default: u16 = bfloat16_bits(f32); memcpy(at, &u16, 2); break;
     }
 }
 
@@ -508,15 +545,15 @@ static double load(const unsigned char *at, int32_t dtype) {
     float f32;
     double f64;
     switch (dtype) {
-    case CONVCHECK_UINT8: memcpy(&u8, at, 1); return u8;
-    case CONVCHECK_BOOL: memcpy(&u8, at, 1); return u8 != 0;
-    case CONVCHECK_INT8: memcpy(&i8, at, 1); return i8;
-    case CONVCHECK_INT16: memcpy(&i16, at, 2); return i16;
-    case CONVCHECK_INT32: memcpy(&i32, at, 4); return i32;
-    case CONVCHECK_INT64: memcpy(&i64, at, 8); return (double)i64;
-    case CONVCHECK_FLOAT16: memcpy(&u16, at, 2); return half_value(u16);
-    case CONVCHECK_FLOAT32: memcpy(&f32, at, 4); return f32;
-    case CONVCHECK_FLOAT64: memcpy(&f64, at, 8); return f64;
+    case CONVCHECK_DTYPE_UINT8: memcpy(&u8, at, 1); return u8;
+    case CONVCHECK_DTYPE_BOOL: memcpy(&u8, at, 1); return u8 != 0;
+    case CONVCHECK_DTYPE_INT8: memcpy(&i8, at, 1); return i8;
+    case CONVCHECK_DTYPE_INT16: memcpy(&i16, at, 2); return i16;
+    case CONVCHECK_DTYPE_INT32: memcpy(&i32, at, 4); return i32;
+    case CONVCHECK_DTYPE_INT64: memcpy(&i64, at, 8); return (double)i64;
+    case CONVCHECK_DTYPE_FLOAT16: memcpy(&u16, at, 2); return half_value(u16);
+    case CONVCHECK_DTYPE_FLOAT32: memcpy(&f32, at, 4); return f32;
+    case CONVCHECK_DTYPE_FLOAT64: memcpy(&f64, at, 8); return f64;
     default: memcpy(&u16, at, 2); u32 = (uint32_t)u16 << 16; memcpy(&f32, &u32, 4); return f32;
     }
 }
@@ -524,7 +561,7 @@ static double load(const unsigned char *at, int32_t dtype) {
 /* The element strides of a tensor laid out by `order` (outermost first); 0 if `order` is
  * not a permutation of 0..rank-1. */
 static int layout(const int32_t *sizes, const int32_t *order, int32_t rank, uint64_t *strides) {
-    int seen[CONVCHECK_MAX_RANK] = {0};
+    int seen[CONVCHECK_UNIT_MAX_RANK] = {0};
     uint64_t step = 1;
     for (int32_t k = rank - 1; k >= 0; k--) { /* rank <= 16: checked when read */
         int32_t d = order[k];
@@ -545,20 +582,20 @@ static int layout(const int32_t *sizes, const int32_t *order, int32_t rank, uint
 typedef struct {
     int32_t rank;
     const int32_t *sizes;
-    uint64_t strides[CONVCHECK_MAX_RANK];
+    uint64_t strides[CONVCHECK_UNIT_MAX_RANK];
     uint64_t numel;
 } walk;
 
 static int start_walk(walk *w, const int32_t *sizes, const int32_t *order, int32_t rank) {
     w->rank = rank;
     w->sizes = sizes;
-    w->numel = numel_of(sizes, 0, rank);
+    w->numel = convcheck_numel(sizes, 0, rank);
     return layout(sizes, order, rank, w->strides);
 }
 
 /* The physical offset of each logical element, in logical order, into `offsets`. */
 static void offsets_of(const walk *w, uint64_t *offsets) {
-    int32_t index[CONVCHECK_MAX_RANK] = {0};
+    int32_t index[CONVCHECK_UNIT_MAX_RANK] = {0};
     uint64_t at = 0;
     for (uint64_t i = 0; i < w->numel; i++) {
         offsets[i] = at;
@@ -596,18 +633,19 @@ static uint64_t *offsets_buffer(uint64_t numel) {
 
 /* A tensor's block, filled by convcheck.values in its dim order; 0 (after a tool-error
  * answer) if it cannot be. */
-static int filled_block(convcheck_tensor *t, const char *role, int64_t offset, void **blocks,
-                        int *count) {
+static int filled_block(convcheck_unit_arg *a, int32_t place, void **blocks, int *count) {
+    convcheck_unit_tensor *t = &a->tensor;
     walk w;
-    if (t->dtype < 0 || t->dtype >= DTYPES) {
-        tool_error("KeyError: %s dtype %" PRId32, role, t->dtype);
+    if (t->dtype < 0 || t->dtype >= CONVCHECK_DTYPE_COUNT) {
+        tool_error("KeyError: argument %" PRId32 " dtype %" PRId32, place, t->dtype);
         return 0;
     }
     if (!start_walk(&w, t->sizes, t->dim_order, t->rank)) {
-        tool_error("ValueError: %s's dim_order is not a permutation of its dims", role);
+        tool_error("ValueError: argument %" PRId32 "'s dim_order is not a permutation of its dims",
+                   place);
         return 0;
     }
-    size_t elsize = ELEMENT_SIZE[t->dtype]; /* dtype in 0..9: checked above */
+    size_t elsize = ELEMENT_SIZE[t->dtype]; /* a dtype code: checked above */
     unsigned char *block = allocate_block(blocks, count, (size_t)w.numel * elsize);
     if (block == NULL) {
         tool_error("MemoryError: malloc(%zu) failed", (size_t)w.numel * elsize);
@@ -616,85 +654,126 @@ static int filled_block(convcheck_tensor *t, const char *role, int64_t offset, v
     uint64_t *offsets = offsets_buffer(w.numel);
     offsets_of(&w, offsets);
     for (uint64_t i = 0; i < w.numel; i++) {
-        store(block + offsets[i] * elsize, t->dtype, small_value(i, offset, t->dtype));
+        store(block + offsets[i] * elsize, t->dtype, small_value(i, a->offset, t->dtype));
     }
     t->data = block;
     return 1;
 }
 
-/* worker.py's _run: the tensors filled, the run entry called, out read in logical order;
- * the answer written. */
-static void run_call(const int32_t *out_sizes, int32_t out_rank) {
-    void *blocks[4]; /* input, weight, bias, out */
+/* An output's block: zeros, `sizes` as the check entry resized it. */
+static int empty_block(convcheck_unit_arg *a, const int32_t *sizes, int32_t rank, void **blocks,
+                       int *count) {
+    if (a->tensor.dtype < 0 || a->tensor.dtype >= CONVCHECK_DTYPE_COUNT) {
+        tool_error("KeyError: an output's dtype %" PRId32, a->tensor.dtype);
+        return 0;
+    }
+    size_t nbytes = (size_t)convcheck_numel(sizes, 0, rank) * ELEMENT_SIZE[a->tensor.dtype];
+    unsigned char *block = allocate_block(blocks, count, nbytes);
+    if (block == NULL) {
+        tool_error("MemoryError: malloc(%zu) failed", nbytes);
+        return 0;
+    }
+    memset(block, 0, nbytes);
+    a->tensor.data = block;
+    return 1;
+}
+
+/* Each output's values, read by its declared dim order with the sizes it was resized to,
+ * in logical order after the answer's ran flag; 0 (after a tool-error answer) if an
+ * output's dim order does not fit them. */
+static int answer_values(convcheck_unit_arg **outputs) {
+    walk walks[CONVCHECK_UNIT_MAX_OUTPUTS];
+    for (int32_t k = 0; k < result.outputs; k++) {
+        const convcheck_unit_tensor *t = &outputs[k]->tensor;
+        if (t->rank != result.rank[k] ||
+            !start_walk(&walks[k], result.sizes[k], t->dim_order, t->rank)) {
+            tool_error("ValueError: output %" PRId32 "'s dim_order does not fit its %" PRId32
+                       " dims",
+                       k, result.rank[k]);
+            return 0;
+        }
+    }
+    answer.data[answer.len - 1] = 1; /* ran */
+    for (int32_t k = 0; k < result.outputs; k++) {
+        const convcheck_unit_tensor *t = &outputs[k]->tensor;
+        size_t elsize = ELEMENT_SIZE[t->dtype]; /* checked by empty_block */
+        put_u32(&answer, (uint32_t)walks[k].numel);
+        uint64_t *offsets = offsets_buffer(walks[k].numel);
+        offsets_of(&walks[k], offsets);
+        reserve(&answer, (size_t)walks[k].numel * 8);
+        for (uint64_t i = 0; i < walks[k].numel; i++) {
+            double v = load((const unsigned char *)t->data + offsets[i] * elsize, t->dtype);
+            put(&answer, &v, 8);
+        }
+    }
+    return 1;
+}
+
+/* worker.py's _run: the tensors filled, the run entry called, the outputs read in logical
+ * order; the answer written. `checked`: the check entry's result, which the run must
+ * repeat for its values to be read. */
+static void run_call(const convcheck_unit_result *checked) {
+    void *blocks[CONVCHECK_UNIT_MAX_ARGS];
     int count = 0;
-    convcheck_tensor out = call.out;
-    /* The offsets: convcheck.values' _OFFSETS. */
-    if (!filled_block(&call.input, "input", 0, blocks, &count) ||
-        !filled_block(&call.weight, "weight", 3, blocks, &count) ||
-        (call.has_bias && !filled_block(&call.bias, "bias", 5, blocks, &count))) {
-        goto done;
+    convcheck_unit_arg *outputs[CONVCHECK_UNIT_MAX_OUTPUTS];
+    int32_t found = 0;
+    for (int32_t i = 0; i < args.count; i++) {
+        convcheck_unit_arg *a = &args.arg[i];
+        if (a->kind != CONVCHECK_ARG_TENSOR || !a->present) {
+            continue;
+        }
+        if (!a->output) {
+            if (!filled_block(a, i, blocks, &count)) {
+                goto done;
+            }
+        } else if (found >= checked->outputs || found >= CONVCHECK_UNIT_MAX_OUTPUTS) {
+            tool_error("ValueError: more output tensors than the check's result has");
+            goto done;
+        } else {
+            if (!empty_block(a, checked->sizes[found], checked->rank[found], blocks, &count)) {
+                goto done;
+            }
+            outputs[found++] = a;
+        }
     }
-    if (out.dtype < 0 || out.dtype >= DTYPES) {
-        tool_error("KeyError: out dtype %" PRId32, out.dtype);
-        goto done;
-    }
-    size_t elsize = ELEMENT_SIZE[out.dtype]; /* checked above */
-    uint64_t out_numel = numel_of(out_sizes, 0, out_rank);
-    unsigned char *out_block = allocate_block(blocks, &count, (size_t)out_numel * elsize);
-    if (out_block == NULL) {
-        tool_error("MemoryError: malloc(%zu) failed", (size_t)out_numel * elsize);
-        goto done;
-    }
-    memset(out_block, 0, (size_t)out_numel * elsize);
-    call.out.data = out_block;
-    int32_t status = lib.run(&call, &result);
+    int32_t status = convcheck_unit_call(run_entry, &args, &result);
     if (status != 0) {
-        answer_status("convcheck_run", status);
+        answer_status(CONVCHECK_UNIT_RUN, status);
         goto done;
     }
     answer_result();
-    if (answer.data[1] != CONVCHECK_VERDICT_ACCEPT || result.out_rank != out_rank ||
-        memcmp(result.out_sizes, out_sizes, (size_t)out_rank * 4) != 0) {
+    if (answer.data[1] != CONVCHECK_VERDICT_ACCEPT || result.outputs != found) {
         goto done;
     }
-    /* out is read by its declared dim order, with the sizes it was resized to. */
-    walk w;
-    if (out.rank != out_rank || !start_walk(&w, out_sizes, out.dim_order, out_rank)) {
-        tool_error("ValueError: out's dim_order does not fit its %" PRId32 " dims", out_rank);
-        goto done;
+    for (int32_t k = 0; k < found; k++) {
+        if (result.rank[k] != checked->rank[k] ||
+            memcmp(result.sizes[k], checked->sizes[k], (size_t)result.rank[k] * 4) != 0) {
+            goto done;
+        }
     }
-    answer.data[answer.len - 1] = 1; /* ran */
-    put_u32(&answer, (uint32_t)w.numel);
-    uint64_t *offsets = offsets_buffer(w.numel);
-    offsets_of(&w, offsets);
-    reserve(&answer, (size_t)w.numel * 8);
-    for (uint64_t i = 0; i < w.numel; i++) {
-        double v = load(out_block + offsets[i] * elsize, out.dtype);
-        put(&answer, &v, 8);
-    }
+    answer_values(outputs);
 done:
     for (int i = 0; i < count; i++) {
         free(blocks[i]);
     }
-    call.input.data = call.weight.data = call.bias.data = call.out.data = NULL;
+    for (int32_t i = 0; i < args.count; i++) {
+        args.arg[i].tensor.data = NULL;
+    }
 }
 
 static void judge(int run) {
-    int32_t status = lib.check(&call, &result);
+    int32_t status = convcheck_unit_call(check_entry, &args, &result);
     if (status != 0) {
-        answer_status("convcheck_check", status);
+        answer_status(CONVCHECK_UNIT_CHECK, status);
         return;
     }
     answer_result();
     if (!run || answer.data[1] != CONVCHECK_VERDICT_ACCEPT) {
         return;
     }
-    int32_t out_rank = result.out_rank;
-    int32_t out_sizes[CONVCHECK_MAX_RANK];
-    memcpy(out_sizes, result.out_sizes, sizeof out_sizes);
-    int small = small_enough(out_sizes, out_rank);
-    if (small == 1) {
-        run_call(out_sizes, out_rank);
+    convcheck_unit_result checked = result;
+    if (small_enough() == 1) {
+        run_call(&checked);
     }
 }
 
@@ -807,10 +886,11 @@ static int private_fd(int fd) {
     return moved;
 }
 
-/* worker.load_library's checks, with its messages. 0, or -1 with `message` set. */
+/* worker.load_library's checks, with its messages, for the op's entries (worker_unit.h).
+ * 0, or -1 with `message` set. */
 static int load_library(const char *path, const char *what, char *message, size_t size) {
-    static const char *const symbols[] = {"convcheck_abi_version", "convcheck_name",
-                                          "convcheck_check", "convcheck_run"};
+    static const char *const symbols[] = {CONVCHECK_UNIT_VERSION_ENTRY, CONVCHECK_UNIT_NAME,
+                                          CONVCHECK_UNIT_CHECK, CONVCHECK_UNIT_RUN};
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (handle == NULL) {
         snprintf(message, size, "ConvcheckError: %s %s: cannot be loaded (%s)", what, path,
@@ -823,23 +903,23 @@ static int load_library(const char *path, const char *what, char *message, size_
         if (found[i] == NULL) {
             snprintf(message, size,
                      "ConvcheckError: %s %s: missing symbol %s (is it built against "
-                     "convcheck_abi.h?)",
-                     what, path, symbols[i]);
+                     "%s?)",
+                     what, path, symbols[i], CONVCHECK_UNIT_HEADER);
             return -1;
         }
     }
     int32_t (*version)(void);
     memcpy(&version, &found[0], sizeof version); /* dlsym's object pointer as a function */
     int32_t given = version();
-    if (given != CONVCHECK_ABI_VERSION) {
+    if (given != CONVCHECK_UNIT_VERSION) {
         snprintf(message, size,
                  "ConvcheckError: %s %s: ABI version %" PRId32 ", convcheck speaks version %d "
-                 "(rebuild it against this convcheck_abi.h)",
-                 what, path, given, CONVCHECK_ABI_VERSION);
+                 "(rebuild it against this %s)",
+                 what, path, given, CONVCHECK_UNIT_VERSION, CONVCHECK_UNIT_HEADER);
         return -1;
     }
-    memcpy(&lib.check, &found[2], sizeof lib.check);
-    memcpy(&lib.run, &found[3], sizeof lib.run);
+    check_entry = found[2];
+    run_entry = found[3];
     return 0;
 }
 

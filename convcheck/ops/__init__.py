@@ -20,6 +20,7 @@ import importlib
 import importlib.metadata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_OP",
     "OPS",
+    "NativeKernel",
     "Op",
     "SYMBOLIC",
     "Solvable",
@@ -133,6 +135,37 @@ class Op(Protocol):
         values from a list whose length is wrong anyway. By default None: it only tries
         one value for all dims."""
         return None
+
+    @property
+    def native(self) -> NativeKernel | None:
+        """The op's C kernel and the unit that calls it from the generic worker, so that
+        the ``native`` judge (and a user's library of the op's ABI) judges its calls. By
+        default None: the op is judged without a native kernel."""
+        return None
+
+
+@dataclass(frozen=True)
+class NativeKernel:
+    """An op's C pieces (``convcheck.native`` builds and runs them; docs/abi.md).
+
+    ``sources``: each revision's library, C files of ``directory``; ``headers`` the files
+    they include (they key the build cache). ``call_unit``: the C file, in ``directory``,
+    built into the generic worker (``worker_main.c``): it turns the worker's neutral
+    arguments (``convcheck/native/convcheck_unit.h``) into the op's typed call and calls
+    the library. ``abi_header``: the header a user's library implements, which declares
+    ``entry_points`` (the ABI version's, the name's, then the check and run entries) and
+    whose version is ``abi_version``. ``library``: the stem of the cached libraries'
+    names (``lib<library>-<revision>-...``).
+    """
+
+    directory: Path
+    sources: Mapping[str, tuple[str, ...]]
+    headers: tuple[str, ...]
+    call_unit: str
+    abi_header: str
+    entry_points: tuple[str, str, str, str]
+    abi_version: int
+    library: str
 
 
 # A shape's value for an int or optional int the solver makes (any other value pins it).

@@ -8,7 +8,8 @@ import json
 import re
 from xml.sax.saxutils import escape, quoteattr
 
-from convcheck.native.build import SOURCE_DIR
+from convcheck.native.build import source_folder
+from convcheck.ops.convolution.native import KERNEL
 from convcheck.report import junit_suite
 from convcheck.solver.prove import ProofReport, SiteReport
 from convcheck.solver.symbolic import PROVEN, UNKNOWN
@@ -19,20 +20,21 @@ def c_location(revision: str, site: SiteReport) -> tuple[str, int]:
     first line of the step that holds it (a site is ``<step>.<operation>``, and step
     ``<step>`` is ``step_<step>`` in the revision's file or ``cc_step_<step>`` in the
     shared one)."""
+    folder = source_folder(KERNEL)
     found = re.search(r"(\w+\.c):(\d+)", site.crash_site)
     if found:
-        return f"convcheck/native/{found.group(1)}", int(found.group(2))
+        return f"{folder}/{found.group(1)}", int(found.group(2))
     step = site.site.split(".")[0]
     for name, function in ((f"checks_{revision}.c", f"step_{step}"), ("checks_shared.c", "")):
         line = _definitions(name).get(function or f"cc_step_{step}")
         if line is not None:
-            return f"convcheck/native/{name}", line
-    return "convcheck/native/convcheck.c", 1
+            return f"{folder}/{name}", line
+    return f"{folder}/convcheck.c", 1
 
 
 @functools.cache
 def _definitions(name: str) -> dict[str, int]:
-    lines = (SOURCE_DIR / name).read_text().splitlines()
+    lines = (KERNEL.directory / name).read_text().splitlines()
     pattern = re.compile(r"^(?:static )?const char \*(\w+)\(")
     return {m.group(1): i for i, text in enumerate(lines, 1) if (m := pattern.match(text))}
 

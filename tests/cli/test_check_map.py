@@ -14,7 +14,8 @@ from builders import conv
 
 from convcheck.check_ids import CHECK_IDS, IdReader, load_map
 from convcheck.cli import main
-from convcheck.native.build import HEADERS, SHARED_SOURCES, SOURCE_DIR, compile_shared
+from convcheck.native.build import compile_shared
+from convcheck.ops.convolution.native import KERNEL
 from convcheck.outcome import Outcome
 
 ACCEPTED = Outcome.accept((1, 4, 3))
@@ -36,10 +37,10 @@ def run(*argv):
 def target(tmp_path_factory) -> str:
     """Our current kernel's sources with each check id's string literal renamed."""
     folder = tmp_path_factory.mktemp("foreign")
-    names = [*SHARED_SOURCES, "checks_current.c", *HEADERS]
+    names = [*KERNEL.sources["current"], *KERNEL.headers]
     renamed = 0
     for name in names:
-        text = (SOURCE_DIR / name).read_text()
+        text = (KERNEL.directory / name).read_text()
         text, n = re.subn(
             r'"([a-z_0-9]+\.[a-z_0-9]+)"',
             lambda m: f'"{foreign(m[1])}"' if m[1] in CHECK_IDS else m[0],

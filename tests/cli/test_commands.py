@@ -158,7 +158,7 @@ def test_ci_on_legacy_fails_with_findings_in_sarif(legacy_corpus, tmp_path):
     assert described["crash"].startswith("the kernel crashed")
     located = [r for r in sarif["runs"][0]["results"] if "locations" in r]
     uri = located[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
-    assert uri.startswith("convcheck/native/") and uri.endswith(".c")
+    assert uri.startswith("convcheck/ops/convolution/native/") and uri.endswith(".c")
 
 
 def test_minimize_keeps_the_signature_and_counts_calls_by_pass():

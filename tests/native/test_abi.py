@@ -10,7 +10,7 @@ from convcheck.errors import ConvcheckError
 from convcheck.native import NativeJudge
 from convcheck.native.build import compile_shared
 
-NATIVE_DIR = Path(__file__).resolve().parents[2] / "convcheck" / "native"
+NATIVE_DIR = Path(__file__).resolve().parents[2] / "convcheck" / "ops" / "convolution" / "native"
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "example_target.c"
 
 ENTRIES = """

@@ -1,12 +1,20 @@
-"""The kernel's C files depend one way, as tests/test_layout.py holds the Python imports:
-the ABI entries (convcheck.c) on the checks, the checks on the loops, the loops on the
-elements; no file includes a header that declares what a file above it defines."""
+"""The C files depend one way, as tests/test_layout.py holds the Python imports.
+
+Convolution's kernel: the ABI entries (convcheck.c) on the checks, the checks on the
+loops, the loops on the elements; no file includes a header that declares what a file
+above it defines. Above the kernel, its call unit (call.c) on the ABI header and the
+worker's unit header; above all, the generic worker (worker_main.c), which includes no
+op's header and names no op's parameter."""
 
 import re
 
 import pytest
 
-from convcheck.native.build import SOURCE_DIR
+from convcheck.native.build import SOURCE_DIR as WORKER_DIR
+from convcheck.native.build import UNIT_HEADER, WORKER_SOURCE
+from convcheck.ops.convolution.native import KERNEL
+
+SOURCE_DIR = KERNEL.directory
 
 # Lowest first; a file may see what its own layer and the layers below define.
 LAYERS = (
@@ -57,6 +65,28 @@ def test_no_file_sees_what_a_file_above_it_defines(level):
 
 
 def test_the_layers_name_every_kernel_file():
-    kernel = {path.name for path in SOURCE_DIR.glob("*.c")} - {"worker_main.c"}
+    kernel = {path.name for path in SOURCE_DIR.glob("*.c")} - {KERNEL.call_unit}
     assert {source for layer in LAYERS for source in layer} == kernel
     assert len(_definer()) > 10  # the definitions are found at all
+
+
+def test_the_call_unit_sees_the_abi_and_not_the_kernel_inside():
+    included = _INCLUDE.findall((SOURCE_DIR / KERNEL.call_unit).read_text())
+    assert KERNEL.abi_header in included and UNIT_HEADER in included
+    assert set(included) & set(KERNEL.headers) == {KERNEL.abi_header}
+    assert _DEFINITION.findall((SOURCE_DIR / KERNEL.call_unit).read_text()) == []
+
+
+# Convolution's parameters and the names of its ABI: none is the generic worker's business.
+_CONVOLUTION = re.compile(
+    r"\b(?:groups|dilation|output_padding|transposed|stride|padding|weight|bias|"
+    r"convcheck_call|convcheck_result|convcheck_tensor|convcheck_abi)\b"
+)
+
+
+@pytest.mark.parametrize("name", [WORKER_SOURCE, UNIT_HEADER])
+def test_the_generic_worker_names_no_convolution_parameter(name):
+    text = (WORKER_DIR / name).read_text()
+    code = re.sub(r"/\*.*?\*/", "", text, flags=re.DOTALL)
+    assert _CONVOLUTION.findall(code) == []
+    assert set(_INCLUDE.findall(text)) <= {UNIT_HEADER, "worker_protocol.h", "worker_unit.h"}

@@ -63,7 +63,7 @@ def test_run_limits_reach_the_c_worker():
 
 
 def test_without_a_compiler_the_python_worker_serves(monkeypatch):
-    def no_compiler(sanitized: bool):
+    def no_compiler(sanitized: bool, op: str):
         raise ConvcheckError("no C compiler: neither clang nor gcc is on PATH")
 
     monkeypatch.setattr(judge, "build_worker", no_compiler)
@@ -74,9 +74,10 @@ def test_without_a_compiler_the_python_worker_serves(monkeypatch):
 
 def test_a_request_is_a_few_bytes_of_the_case():
     request = wire.encode(conv(), run=True)
-    # mode, 3 tensors of rank 3 (2 + 24 bytes), has_bias, bias of rank 1, transposed,
-    # groups, 4 lists of one value (16 bytes).
-    assert len(request) == 1 + 3 * 26 + 1 + 10 + 1 + 8 + 4 * 16
+    # mode and count; each argument's kind, then: 3 tensors of rank 3 (flags, rank, dtype
+    # and offset, 24 bytes), the bias of rank 1, 4 lists of one value (16 bytes),
+    # transposed, groups.
+    assert len(request) == 2 + 3 * (5 + 24) + (5 + 8) + 4 * (1 + 16) + 2 + 9
 
 
 # -- the sandbox's guarantees, for the C worker ---------------------------------------------

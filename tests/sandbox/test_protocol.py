@@ -11,6 +11,7 @@ import pytest
 import convcheck
 from convcheck.errors import ConvcheckError
 from convcheck.native import build, wire
+from convcheck.native.abi import DTYPE_CODES
 from convcheck.sandbox import protocol
 
 PACKAGE = Path(convcheck.__file__).parent
@@ -29,9 +30,18 @@ def _python_values() -> dict[str, object]:
     header = build.worker_protocol_header()
     values: dict[str, object] = {}
     for name in re.findall(r"^(?:#define|enum \{) CONVCHECK_(\w+)[ =]", header, re.MULTILINE):
-        if name.startswith("VERDICT_"):
-            verdict = name.removeprefix("VERDICT_").lower().replace("_", "-")
-            values[name] = wire.VERDICTS.index(verdict)
+        prefix, _, rest = name.partition("_")
+        spelled = rest.lower().replace("_", "-")
+        if prefix == "VERDICT":
+            values[name] = wire.VERDICTS.index(spelled)
+        elif prefix == "ARG":
+            values[name] = wire.ARG_KINDS.index(spelled)
+        elif name == "DTYPE_COUNT":
+            values[name] = len(DTYPE_CODES)
+        elif prefix == "DTYPE":
+            values[name] = DTYPE_CODES[spelled]
+        elif prefix == "TENSOR":
+            values[name] = getattr(wire, name)
         else:
             values[name] = getattr(protocol, name)
     return values
@@ -44,6 +54,7 @@ def test_the_c_header_says_what_the_module_says(tmp_path):
         pytest.skip(str(exc))
     values = _python_values()
     assert {"STARTED", "FORK_REFUSED", "SITE_LIMIT", "VERDICT_TOOL_ERROR"} <= set(values)
+    assert {"ARG_OPTIONAL_INT", "TENSOR_OUTPUT", "DTYPE_BFLOAT16", "DTYPE_COUNT"} <= set(values)
     formats = {bytes: "%c", str: "%s", int: "%d"}
     prints = [
         f'    printf("{name}={formats[type(value)]}\\n", CONVCHECK_{name});'

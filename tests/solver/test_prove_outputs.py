@@ -12,7 +12,7 @@ pytest.importorskip("z3")
 from convcheck import ci  # noqa: E402
 from convcheck.cli import main  # noqa: E402
 from convcheck.judges import Judges  # noqa: E402
-from convcheck.native.build import SOURCE_DIR  # noqa: E402
+from convcheck.ops.convolution.native import KERNEL  # noqa: E402
 from convcheck.ops.convolution.solving import ConvolutionShape as Shape  # noqa: E402
 from convcheck.solver import formats, judge_witnesses, prove  # noqa: E402
 
@@ -77,10 +77,9 @@ def test_sarif_puts_a_witness_at_the_c_line_the_sanitizer_named():
     assert int(junit.get("failures")) == len(results) > 0
     overflow = next(r for r in results if "bias_shape.groups_mul" in r["message"]["text"])
     where = overflow["locations"][0]["physicalLocation"]
-    assert where["artifactLocation"]["uri"] == "convcheck/native/checks_legacy.c"
-    line = (
-        (SOURCE_DIR / "checks_legacy.c").read_text().splitlines()[where["region"]["startLine"] - 1]
-    )
+    assert where["artifactLocation"]["uri"] == "convcheck/ops/convolution/native/checks_legacy.c"
+    source = (KERNEL.directory / "checks_legacy.c").read_text().splitlines()
+    line = source[where["region"]["startLine"] - 1]
     assert "groups" in line and "*" in line, line
 
 

@@ -20,6 +20,7 @@ from convcheck.ops.convolution.generate import (
     empty_input_with_strides_past_int32,
     valid_cases,
 )
+from convcheck.ops.convolution.native import KERNEL
 
 
 class Convolution(Op):
@@ -50,6 +51,7 @@ class Convolution(Op):
     valid_cases = staticmethod(valid_cases)
     shrink_passes = MappingProxyType(shrink.SHRINK_PASSES)
     list_length = staticmethod(shrink.list_length)
+    native = KERNEL
 
 
 OP: Op = Convolution()  # annotated: mypy holds it to the protocol

@@ -25,7 +25,7 @@ from convcheck.native.build import (
     compiler_version,
     first_error,
 )
-from convcheck.native.build import SOURCE_DIR as ABI_DIR
+from convcheck.ops.convolution.native import KERNEL
 
 ADAPTER = Path(__file__).resolve().parent / "adapter.cpp"
 
@@ -82,7 +82,7 @@ def build_target(source: str | os.PathLike) -> Path:
     digest = hashlib.sha256()
     for part in (cxx, compiler_version(cxx), *FLAGS):
         digest.update(part.encode() + b"\0")
-    for path in (ADAPTER, ABI_DIR / "convcheck_abi.h", *_key_files(root)):
+    for path in (ADAPTER, KERNEL.directory / KERNEL.abi_header, *_key_files(root)):
         digest.update(
             str(path.relative_to(root) if path.is_relative_to(root) else path.name).encode()
         )
@@ -103,7 +103,7 @@ def _compile(root: Path, cxx: str, target: Path) -> None:
             *FLAGS,
             f"-I{scratch}",
             f"-I{root / C10_INCLUDE}",
-            f"-I{ABI_DIR}",
+            f"-I{KERNEL.directory}",
             "-o",
             str(temporary),
             str(ADAPTER),
