@@ -144,12 +144,15 @@ def decode(answer: bytes) -> Outcome:
     return Outcome.tool_error(detail=text)
 
 
-def outputs(answer: bytes) -> list[tuple[int, ...]] | None:
-    """Every output tensor's sizes in an accepting answer, in schema order; None for
-    another verdict."""
+def outputs(answer: bytes) -> list[tuple[tuple[int, ...], tuple[float, ...] | None]] | None:
+    """Every output tensor's sizes and values (None when it did not run) in an accepting
+    answer, in schema order; None for another verdict."""
     if VERDICTS[answer[0]] != "accept":
         return None
-    return _accepted(answer)[0]
+    sizes, values = _accepted(answer)
+    if values is None:
+        return [(each, None) for each in sizes]
+    return [(each, tuple(v.tolist())) for each, v in zip(sizes, values, strict=True)]
 
 
 def _accepted(answer: bytes) -> tuple[list[tuple[int, ...]], list[array] | None]:

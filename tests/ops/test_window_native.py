@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 from test_window_op import window
 
-from convcheck import model, ops
-from convcheck.errors import ConvcheckError
+from convcheck import model
 from convcheck.findings import findings
 from convcheck.generate import RandomSource
 from convcheck.judges import Judges
@@ -17,16 +16,9 @@ from convcheck.values import logical_values
 
 
 @pytest.fixture
-def native_window(monkeypatch):
+def native_window(plug_native_op):
     """The window op, with its C kernel, under its own name for this test."""
-    try:
-        build.compiler()
-    except ConvcheckError as exc:
-        pytest.skip(str(exc))
-    monkeypatch.setitem(ops.OPS, "window", "window_native_op:OP")
-    ops.get.cache_clear()
-    yield ops.get("window")
-    ops.get.cache_clear()
+    return plug_native_op("window", "window_native_op:OP")
 
 
 def _sliding_sums(case) -> tuple[float, ...]:
