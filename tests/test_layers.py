@@ -32,7 +32,8 @@ LAYERS = [
     ["model", "generate", "fuzzed", "values", "describe"],
     ["", "case", "simplicity"],
     ["sandbox", "sanitizer", "progress", "lazy", "_worker_main"],
-    ["ops", "outcome", "schema", "fixedint", "frozen", "files", "validation", "errors"],
+    ["ops", "torch_mapping", "outcome", "schema", "fixedint"]
+    + ["frozen", "files", "validation", "errors"],
 ]
 
 
