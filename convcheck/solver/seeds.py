@@ -31,11 +31,14 @@ def seed_cases(
     """The witnesses, then the band cases: from the disk cache, else solved (until
     ``seconds`` or until ``stopped()``: a signal must not wait for the solver)."""
     name = f"seeds-{revision}" if op == ops.DEFAULT_OP else f"seeds-{op}-{revision}"
+    # The cache is keyed by convcheck's sources: an op of another package is solved anew.
+    outside = not type(ops.get(op)).__module__.startswith("convcheck.")
     return cache.solved(
         name,
         lambda: solve(revision, seconds, stopped, op),
         lambda cases: [c.to_json() for c in cases],
         lambda data: [Case.from_json(c, op) for c in data],
+        fresh=outside,
     )
 
 
