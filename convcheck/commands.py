@@ -78,14 +78,10 @@ def explain_json(run: model.ModelRun, findings) -> dict:
 def _open_judges(args, use_torch: bool | None = None, warm: bool = True):
     from convcheck.judges import Judges
 
-    torch_wanted = not getattr(args, "no_torch", False) if use_torch is None else use_torch
-    if torch_wanted:
-        from convcheck.ops.convolution import torch_oracle
-
-        if not torch_oracle.available():
-            raise ConvcheckError(
-                "torch is not installed: pip install torch==2.13.0, or pass --no-torch"
-            )
+    # Without --no-torch, torch judges wherever the op has a torch mapping (the judges
+    # say so when its torch is not installed).
+    if use_torch is None and getattr(args, "no_torch", False):
+        use_torch = False
     check_map, compare = getattr(args, "check_map", None), getattr(args, "compare", "id")
     if (check_map is not None or compare != "id") and args.target is None:
         raise ConvcheckError(
@@ -95,7 +91,7 @@ def _open_judges(args, use_torch: bool | None = None, warm: bool = True):
         revision=args.revision,
         target=args.target,
         jobs=args.jobs,
-        use_torch=torch_wanted,
+        use_torch=use_torch,
         timeout=args.timeout,
         check_map=check_map,
         compare=compare,

@@ -14,7 +14,7 @@ from convcheck.model import ModelFinding, ModelRun
 from convcheck.outcome import Outcome
 
 if TYPE_CHECKING:
-    from convcheck.ops.convolution.torch_oracle import TorchVerdict
+    from convcheck.torch_mapping import TorchVerdict
 
 
 @dataclass

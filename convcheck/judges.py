@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from convcheck import model, ops, targets
 from convcheck.case import Case
 from convcheck.check_ids import CHECK_IDS, CheckMap, IdReader
+from convcheck.errors import ConvcheckError
 from convcheck.findings import Finding, findings
 from convcheck.judgement import Judgement
 from convcheck.outcome import ACCEPT, CRASH, REJECT, Outcome
@@ -29,7 +30,7 @@ from convcheck.schema import Tensor, schema_of
 from convcheck.targets import Target
 
 if TYPE_CHECKING:
-    from convcheck.ops.convolution.torch_oracle import TorchVerdict
+    from convcheck.torch_mapping import Explain, TorchJudge, TorchMapping, TorchVerdict
 
 # Run-entry (data) only when every tensor is at most this many elements, and every tensor
 # it reads of at most this many dims.
@@ -56,8 +57,27 @@ def is_small(case: Case) -> bool:
     return True
 
 
+def _torch_mapping(op: ops.Op, use_torch: bool | None) -> TorchMapping | None:
+    """The op's torch mapping when torch is to judge: ``use_torch`` None (the default)
+    means torch wherever the op has a mapping; True asks for it explicitly, and an op
+    without one is then an error, as is a mapping whose torch is not installed."""
+    mapping = op.torch if use_torch is not False else None
+    if mapping is None:
+        if use_torch:
+            raise ConvcheckError(f"op={op.name!r} has no torch mapping: judge it with --no-torch")
+        return None
+    if not mapping.available():
+        raise ConvcheckError(f"torch is not installed: {mapping.install}, or pass --no-torch")
+    return mapping
+
+
 class Judges:
-    """All judges for one revision or target, kept warm across batches."""
+    """All judges for one revision or target, kept warm across batches.
+
+    ``use_torch``: None (the default) judges with torch where the op has a torch mapping
+    (``ops.Op.torch``) and without it where it has none; False never; True insists, and
+    fails on an op without one.
+    """
 
     def __init__(
         self,
@@ -65,7 +85,7 @@ class Judges:
         target: str | None = None,
         jobs: int = 1,
         use_native: bool = True,
-        use_torch: bool = True,
+        use_torch: bool | None = None,
         timeout: float = 10.0,
         check_map: CheckMap | None = None,
         compare: str = "id",
@@ -73,7 +93,8 @@ class Judges:
         op: str = ops.DEFAULT_OP,
     ) -> None:
         model.check_revision(revision)  # an unknown revision fails here, before workers
-        self.op = ops.get(op).name  # an unknown op fails here too
+        mapping = _torch_mapping(ops.get(op), use_torch)  # an unknown op fails here too
+        self.op = op
         self.revision = revision
         self.target = target
         self.jobs = jobs
@@ -94,10 +115,9 @@ class Judges:
         self._helpers: list[Any] = []
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="convcheck-native")
         self.native: Target | None = None
-        # The op's torch mapping and its intentional differences (convolution's, the one
-        # op with one so far): typed when they join the op's interface.
-        self.torch: Any = None
-        self._explain: Any = None
+        # The op's torch judge and its intentional differences (``ops.Op.torch``).
+        self.torch: TorchJudge | None = None
+        self._explain: Explain | None = None
         self._expected: Callable[[Any], Outcome] | None = None
         # Thrifty judging spares torch's real calls that cannot change a kernel finding
         # (``_torch_matters``); benchmarks and tests turn it off to compare with them all.
@@ -105,17 +125,14 @@ class Judges:
         own_ids: frozenset[str] = frozenset()
         # An op without a C kernel is judged without one, unless a library is given.
         if use_native and (target is not None or ops.get(op).native is not None):
-            started = targets.start(target, revision, jobs, timeout, op=self.op)
+            started = targets.start(target, revision, jobs, timeout, op)
             self.native, self._expected = started.judge, started.expected
             own_ids = started.check_ids
         # The target's check ids, read as ours; the ids it cannot read, counted.
         self.ids = IdReader(check_map, compare, CHECK_IDS | own_ids)
-        if use_torch:
-            from convcheck.ops.convolution.differences import explain_difference
-            from convcheck.ops.convolution.torch_oracle import TorchJudge
-
-            self.torch = TorchJudge(jobs=jobs, timeout=max(timeout, 20.0), warm=warm)
-            self._explain = explain_difference
+        if mapping is not None:
+            self.torch = mapping.judge(jobs=jobs, timeout=max(timeout, 20.0), warm=warm)
+            self._explain = mapping.explain
 
     def judge(
         self,

@@ -1,36 +1,39 @@
 """Targets: the kernels under test, found through one registry like the engines'.
 
 ``--target`` says which: nothing for convcheck's own C kernel of the revision, a path for
-a user's library of the same C ABI, or a name of ``TARGETS`` (``executorch``), or a name
-ending in ``:`` followed by where its sources are (``executorch-source:DIR``).
+a user's library of the same C ABI, or a name among the op's targets (``Op.targets``:
+convolution's ``executorch``), or a name ending in ``:`` followed by where its sources
+are (``executorch-source:DIR``).
 
-The registry maps a name to the module that starts it (imported only when used): its
-``unavailable(revision)`` says why it cannot judge that revision here ("" when it can),
-and ``start(where, revision, jobs, timeout)`` returns the ``Started`` target. Adding a
-target is one line here.
+An op's registry maps a name to the module that starts it (imported only when used):
+its ``unavailable(revision)`` says why it cannot judge that revision here ("" when it
+can), and ``start(where, revision, jobs, timeout)`` returns the ``Started`` target.
+Adding a target is one line in its op's ``targets``.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from convcheck import ops
 from convcheck.errors import ConvcheckError
-from convcheck.ops import DEFAULT_OP
 
 if TYPE_CHECKING:
     from convcheck.case import Case
     from convcheck.outcome import Outcome
 
-# name (or prefix, ending in ":") -> the module that starts it
-TARGETS: dict[str, str] = {
-    "executorch": "convcheck.ops.convolution.executorch_target.judge",
-    "executorch-source:": "convcheck.ops.convolution.executorch_source.judge",
-}
-# Every other target: convcheck's own kernel, or the library at the target's path.
+# Every target no op names: convcheck's own kernel, or the library at the target's path.
 LIBRARY = "convcheck.native.judge"
+# What a library's file name ends with; any other target without a directory in it is a
+# name, which must be one of the op's.
+LIBRARY_SUFFIXES = (".so", ".dylib", ".dll")
+# A name that takes where its sources are after the colon (``executorch-source:DIR``).
+PREFIXED = re.compile(r"[A-Za-z][\w.-]*:")
 
 
 class Target(Protocol):
@@ -62,31 +65,46 @@ class Started:
     check_ids: frozenset[str] = frozenset()
 
 
-def _module(target: str | None) -> tuple[str, str | None]:
-    """The module that starts ``target``, and what the target says of where it is."""
-    if target is not None:
-        for name, module in TARGETS.items():
-            if name.endswith(":") and target.startswith(name):
-                return module, target.removeprefix(name)
-            if target == name:
-                return module, None
+def _module(target: str | None, op: str = ops.DEFAULT_OP) -> tuple[str, str | None]:
+    """The module that starts ``target`` of ``op``, and what the target says of where it
+    is; a ConvcheckError naming the op's targets for a name the op does not know."""
+    known = ops.get(op).targets
+    if target is None:
+        return LIBRARY, None
+    for name, module in known.items():
+        if name.endswith(":") and target.startswith(name):
+            return module, target.removeprefix(name)
+        if target == name:
+            return module, None
+    prefixed = PREFIXED.match(target)
+    if prefixed or not _is_path(target):
+        name = prefixed.group() if prefixed else target
+        listed = ", ".join(sorted(known)) or "none"
+        raise ConvcheckError(
+            f"target={name!r}: op={op!r} has no such target (its targets: {listed}; "
+            "or a path to a library of convcheck's C ABI)"
+        )
     return LIBRARY, target
 
 
-def unavailable(target: str | None, revision: str) -> str:
-    """Why ``target`` cannot judge ``revision`` here, or "" when it can."""
-    module, _ = _module(target)
+def _is_path(target: str) -> bool:
+    return os.sep in target or target.endswith(LIBRARY_SUFFIXES) or os.path.exists(target)
+
+
+def unavailable(target: str | None, revision: str, op: str = ops.DEFAULT_OP) -> str:
+    """Why ``target`` cannot judge ``revision`` of ``op`` here, or "" when it can."""
+    module, _ = _module(target, op)
     why: str = importlib.import_module(module).unavailable(revision)
     return why
 
 
 def start(
-    target: str | None, revision: str, jobs: int, timeout: float, op: str = DEFAULT_OP
+    target: str | None, revision: str, jobs: int, timeout: float, op: str = ops.DEFAULT_OP
 ) -> Started:
     """``target``'s judge of ``op``'s calls, started; a ConvcheckError saying why when it
     cannot run here."""
-    module, where = _module(target)
-    why = unavailable(target, revision)
+    module, where = _module(target, op)
+    why = unavailable(target, revision, op)
     if why:
         raise ConvcheckError(why)
     starter = importlib.import_module(module).start

@@ -33,17 +33,8 @@ LAYERS = [
     ["", "case", "simplicity"],
     ["sandbox", "sanitizer", "progress", "lazy", "_worker_main"],
     # An op's C pieces (``ops.convolution.native``) are data: where its sources are.
-    [
-        "ops",
-        "ops.convolution.native",
-        "outcome",
-        "schema",
-        "fixedint",
-        "frozen",
-        "files",
-        "validation",
-        "errors",
-    ],
+    ["ops", "ops.convolution.native", "torch_mapping", "outcome", "schema", "fixedint"]
+    + ["frozen", "files", "validation", "errors"],
 ]
 
 

@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> None:
         op=args.op,
         target=args.target,
         jobs=args.jobs,
-        use_torch=not args.no_torch,
+        use_torch=False if args.no_torch else None,
         check_map=None if args.check_map is None else load_map(args.check_map),
         compare=args.compare,
     )

@@ -33,16 +33,16 @@ SOLVING_SHARE = 0.25
 def explore(campaign: Campaign, seed: int, solved: bool = True) -> None:
     if campaign.shards is not None:
         campaign.shards.warm(campaign.deadline)  # while the solver's cases are made
-    # The solver's cached cases are the default op's calls (its shapes are that op's so
-    # far): another op's campaign samples from the start.
-    default_op = campaign.judges.op == ops.DEFAULT_OP
-    if solved and default_op and importlib.util.find_spec("z3") is not None:
+    # An op that gives the solver no shapes has no solved cases: it samples from the start.
+    op = campaign.judges.op
+    solvable = isinstance(ops.get(op), ops.Solvable)
+    if solved and solvable and importlib.util.find_spec("z3") is not None:
         from convcheck.solver.seeds import seed_cases
 
         deadline = campaign.deadline
         seconds = None if deadline is None else (deadline - time.monotonic()) * SOLVING_SHARE
         judges = campaign.judges
-        submit_all(campaign, seed_cases(judges.revision, seconds, lambda: judges.stopped))
+        submit_all(campaign, seed_cases(judges.revision, seconds, lambda: judges.stopped, op))
     if campaign.shards is not None:
         # Each shard generates the chunks it judges: (seed, chunk) names the cases.
         campaign.submit_random(seed, BATCH)

@@ -29,6 +29,7 @@ from convcheck.validation import check_choice
 if TYPE_CHECKING:
     from convcheck.case import Case
     from convcheck.model.steps import Revision
+    from convcheck.torch_mapping import TorchMapping
 
 __all__ = [
     "DEFAULT_OP",
@@ -142,6 +143,21 @@ class Op(Protocol):
         the ``native`` judge (and a user's library of the op's ABI) judges its calls. By
         default None: the op is judged without a native kernel."""
         return None
+
+    @property
+    def torch(self) -> TorchMapping | None:
+        """How torch judges the op's calls: its torch judge and its intentional
+        differences from torch (``convcheck.torch_mapping``). By default None: the op is
+        judged without torch, and asking for torch on it is an error."""
+        return None
+
+    @property
+    def targets(self) -> Mapping[str, str]:
+        """Kernels of the op that stand in for the native judge beside the core's (the
+        user's library, convcheck's own build), by ``--target`` name: each to the module
+        that starts it (``convcheck.targets``); a name ending in ``:`` takes what follows
+        it (``executorch-source:DIR``). By default none."""
+        return MappingProxyType({})
 
 
 @dataclass(frozen=True)

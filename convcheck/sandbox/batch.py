@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from convcheck.errors import ConvcheckError
 from convcheck.sandbox import protocol
-from convcheck.sandbox.crashes import _REPORT_LIMIT, Crash, Hang, _crash, _death_reason
-from convcheck.sandbox.framing import _encode, _LineFraming, _RecordFraming
-from convcheck.sandbox.processes import _RSS_INTERVAL, _START_TIMEOUT, _Worker
+from convcheck.sandbox.crashes import CRASH_REPORT_LIMIT, Crash, Hang, crash_of, death_reason
+from convcheck.sandbox.framing import LineFraming, RecordFraming, encode_request
+from convcheck.sandbox.processes import RSS_INTERVAL, START_TIMEOUT, Worker
 
 if TYPE_CHECKING:
     from convcheck.sandbox.pool import WorkerPool
@@ -27,7 +27,7 @@ _WINDOW = 64
 
 
 @dataclass
-class _Source:
+class Source:
     """Where a streaming batch (``WorkerPool.stream``) takes its requests and puts its
     results."""
 
@@ -44,10 +44,10 @@ class _Source:
         if request is None:
             self.dry = True
             return None
-        return _encode(number, request)
+        return encode_request(number, request)
 
 
-class _Batch:
+class Batch:
     """One ``run``: hands the requests to the pool's workers and collects the results;
     or, with a ``source``, one ``stream``."""
 
@@ -56,7 +56,7 @@ class _Batch:
         pool: WorkerPool,
         lines: list[bytes],
         deadline: float | None,
-        source: _Source | None = None,
+        source: Source | None = None,
     ) -> None:
         self.pool = pool
         self.deadline = float("inf") if deadline is None else deadline
@@ -69,7 +69,7 @@ class _Batch:
         self.pulled = 0  # requests taken from the source
         self.rss_limit_mb = pool.spec.memory_limit_mb if pool.spec.sanitized else None
         self.rss_check_at = 0.0
-        self.framing = _LineFraming if pool.spec.program is None else _RecordFraming
+        self.framing = LineFraming if pool.spec.program is None else RecordFraming
 
     def run(self) -> list[dict[str, Any] | Crash | Hang | None]:
         for worker in [w for w in self.workers if w.exited()]:
@@ -152,7 +152,7 @@ class _Batch:
     def _wait(self) -> None:
         poller = select.poll()
         poller.register(self.pool._wake_read, select.POLLIN)
-        owners: dict[int, _Worker] = {}
+        owners: dict[int, Worker] = {}
         for worker in self.workers:
             for fd in (worker.result_fd, worker.exit_fd):
                 poller.register(fd, select.POLLIN)
@@ -178,12 +178,12 @@ class _Batch:
         now = time.monotonic()
         if self.rss_limit_mb is not None and now >= self.rss_check_at:
             self._check_rss(self.rss_limit_mb)
-            self.rss_check_at = now + _RSS_INTERVAL
+            self.rss_check_at = now + RSS_INTERVAL
         for worker in list(self.workers):
             if worker not in self.workers or worker.deadline(self.pool.timeout) > now:
                 continue
             if not worker.ready:
-                self._start_failed(worker, f"not ready within {_START_TIMEOUT:g} s")
+                self._start_failed(worker, f"not ready within {START_TIMEOUT:g} s")
                 continue
             worker.stop()
             self._replace(worker, Hang(self.pool.timeout))
@@ -194,10 +194,10 @@ class _Batch:
             if rss_mb > limit_mb:
                 output = worker.stop()
                 note = f"convcheck: worker killed, RSS {rss_mb} MB > memory_limit_mb {limit_mb}\n"
-                report = (output + note)[-_REPORT_LIMIT:]
+                report = (output + note)[-CRASH_REPORT_LIMIT:]
                 self._replace(worker, Crash("out-of-memory", "", "SIGKILL", None, report))
 
-    def _receive(self, worker: _Worker, exited: bool = False) -> None:
+    def _receive(self, worker: Worker, exited: bool = False) -> None:
         """Take the worker's results; once it has ``exited``, all it wrote, then its death.
 
         Its death is seen from its exit, not only from the end of its result pipe: a
@@ -215,12 +215,12 @@ class _Batch:
                     self._start_failed(worker)
                     return
                 output = worker.stop()
-                self._replace(worker, _crash(worker.process.returncode, output))
+                self._replace(worker, crash_of(worker.process.returncode, output))
                 return
             if not self._take(worker, data) or not exited:
                 return
 
-    def _take(self, worker: _Worker, data: bytes) -> bool:
+    def _take(self, worker: Worker, data: bytes) -> bool:
         """The complete messages in ``data``; False if they made the worker stop."""
         lines, worker.partial = self.framing.split(worker.partial + data)
         for line in lines:
@@ -230,7 +230,7 @@ class _Batch:
                     # Only the worker knows where its result pipe is: something in it
                     # went looking, or scribbled over memory.
                     note = f"convcheck: not a result on the result pipe: {line[:200]!r}\n"
-                    report = (worker.stop() + note)[-_REPORT_LIMIT:]
+                    report = (worker.stop() + note)[-CRASH_REPORT_LIMIT:]
                     self._replace(worker, Crash("corrupt-result", "", None, None, report))
                     return False
                 self._result(worker.held.popleft(), result)
@@ -243,7 +243,7 @@ class _Batch:
         worker.since = time.monotonic()
         return True
 
-    def _start_failed(self, worker: _Worker, reason: str | None = None) -> None:
+    def _start_failed(self, worker: Worker, reason: str | None = None) -> None:
         """Stop a worker that never got ready, and go on without it while others run.
 
         With none left: a ConvcheckError (saying why, else how it died) if no worker of
@@ -252,21 +252,23 @@ class _Batch:
         output = worker.stop()
         self.workers.remove(worker)
         if reason is None:
-            reason = _death_reason(worker.process.returncode, output)
+            reason = death_reason(worker.process.returncode, output)
         if self.workers:
             return
         if not self.pool._ever_ready:
             raise ConvcheckError(
                 f"worker for {self.pool.spec.describe()} failed to start: {reason}"
             )
-        report = f"{output[-_REPORT_LIMIT // 2 :]}convcheck: no worker could restart: {reason}\n"
+        report = (
+            f"{output[-CRASH_REPORT_LIMIT // 2 :]}convcheck: no worker could restart: {reason}\n"
+        )
         failed = Crash("restart-failed", "", None, None, report)
         if self.source is not None:
             self.source.ended = True
         while self.unsent:
             self._result(self.unsent.popleft(), failed)
 
-    def _replace(self, worker: _Worker, outcome: Crash | Hang) -> None:
+    def _replace(self, worker: Worker, outcome: Crash | Hang) -> None:
         """Give the stopped worker's oldest request its outcome, and its others back.
 
         A worker that held none (it died between requests) has no request to blame.

@@ -13,10 +13,10 @@ from typing import Any
 
 from convcheck.sanitizer import classify, python_fault_site
 
-_REPORT_LIMIT = 8192  # characters of a crash's output kept in Crash.report
+CRASH_REPORT_LIMIT = 8192  # characters of a crash's output kept in Crash.report
 
 
-_PARSE_LIMIT = 65536  # bytes of a crash's output searched for a sanitizer report
+PARSE_LIMIT = 65536  # bytes of a crash's output searched for a sanitizer report
 
 
 # A stack frame a sanitizer left unnamed: "#N 0xADDRESS  (/module.so+0xOFFSET)".
@@ -87,9 +87,9 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def _death_reason(returncode: int | None, output: str) -> str:
+def death_reason(returncode: int | None, output: str) -> str:
     """Why a process that should have started died: how, and its last line."""
-    crash = _crash(returncode, output)
+    crash = crash_of(returncode, output)
     last = output.strip().splitlines()[-1:]
     reason = crash.describe()
     if crash.kind == "exit" and last:
@@ -97,9 +97,9 @@ def _death_reason(returncode: int | None, output: str) -> str:
     return reason
 
 
-def _crash(returncode: int | None, output: str) -> Crash:
+def crash_of(returncode: int | None, output: str) -> Crash:
     """The Crash for a worker that died with ``returncode`` after printing ``output``."""
-    assert returncode is not None  # the process is reaped (``_Child.stop``)
+    assert returncode is not None  # the process is reaped (``Child.stop``)
     output = _name_frames(output)
     signal_name = _signal_name(-returncode) if returncode < 0 else None
     exit_status = returncode if returncode >= 0 else None
@@ -108,7 +108,7 @@ def _crash(returncode: int | None, output: str) -> Crash:
         kind, site = signal_name or "exit", python_fault_site(output)
     else:
         kind, site = found
-    return Crash(kind, site, signal_name, exit_status, output[-_REPORT_LIMIT:])
+    return Crash(kind, site, signal_name, exit_status, output[-CRASH_REPORT_LIMIT:])
 
 
 def _name_frames(output: str) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 # In every worker's environment, inherited by what it starts: tells its descendants apart
 # from the parent's other children once they are orphans.
-_MARKER = "CONVCHECK_SANDBOX_WORKER"
+MARKER = "CONVCHECK_SANDBOX_WORKER"
 
 
 _PR_SET_PDEATHSIG = 1
@@ -36,13 +36,13 @@ _prctl = _libc_prctl()  # resolved here: _die_with_parent runs between fork and 
 
 
 # The workers and fork servers of every pool of this process, until reaped: never orphans.
-_POOL_PROCESSES: set[int] = set()
+POOL_PROCESSES: set[int] = set()
 
 
 _subreaper_pid: int | None = None
 
 
-def _become_subreaper() -> None:
+def become_subreaper() -> None:
     """Orphaned descendants of this process become its children, not init's."""
     global _subreaper_pid
     if _subreaper_pid != os.getpid():
@@ -75,7 +75,7 @@ def _children(pid: int) -> set[int]:
     return found
 
 
-def _descendants(pid: int) -> set[int]:
+def descendants_of(pid: int) -> set[int]:
     found: set[int] = set()
     pending = [pid]
     while pending:
@@ -97,14 +97,14 @@ def _started_by_worker(pid: int, session: int, marker: bytes) -> bool:
         return False
 
 
-def _reap_orphans(killed: set[int], session: int, marker: bytes) -> None:
+def reap_orphans(killed: set[int], session: int, marker: bytes) -> None:
     """Kill and reap what a dead worker left behind: its descendants come to this process
     (the subreaper) as their parents die, one generation at a time."""
     while True:
         pending = {
             child
             # Not the worker (its Popen reaps it), nor the pools' other processes.
-            for child in _children(os.getpid()) - {session} - _POOL_PROCESSES
+            for child in _children(os.getpid()) - {session} - POOL_PROCESSES
             if child in killed or _started_by_worker(child, session, marker)
         }
         if not pending:

@@ -12,19 +12,19 @@ from contextlib import suppress
 from typing import Any
 
 from convcheck.sandbox import protocol
-from convcheck.sandbox.processes import _Adopted, _Child, _ForkRefused, _Launch
+from convcheck.sandbox.processes import Adopted, Child, ForkRefused, Launch
 
 _FORK_TIMEOUT = 10.0  # seconds for the fork server to answer: a fork, on a busy machine
 
 
-class _ForkServer(_Child):
+class ForkServer(Child):
     """The process that forks workers (see ``_worker_main``), started as ``launch`` says.
 
     Its marker ends in a fixed-width number, which each worker it forks overwrites with
     its own pid, in place: so the parent knows every forked worker's marker.
     """
 
-    def __init__(self, env: dict[str, str], launch: _Launch) -> None:
+    def __init__(self, env: dict[str, str], launch: Launch) -> None:
         self.base = self._new_marker()
         self.marker = self.marker_of(0)
         self.socket, theirs = socket.socketpair()
@@ -48,14 +48,14 @@ class _ForkServer(_Child):
                 self.socket, [protocol.FORK], [request_read, result_write, output.fileno()]
             )
         except OSError:
-            raise _ForkRefused(for_good=False) from None
+            raise ForkRefused(for_good=False) from None
 
-    def forked(self) -> _Adopted:
+    def forked(self) -> Adopted:
         """The worker asked for last: the server answers in order."""
         line = self.read_line(time.monotonic() + _FORK_TIMEOUT)
         if line and line[:1] == protocol.FORKED:
-            return _Adopted(int(line[1:]))
-        raise _ForkRefused(for_good=line is not None and line[:1] == protocol.FORK_REFUSED)
+            return Adopted(int(line[1:]))
+        raise ForkRefused(for_good=line is not None and line[:1] == protocol.FORK_REFUSED)
 
     def read_line(self, until: float, wake_fd: int | None = None) -> bytes | None:
         """The server's next line; b"" once it has died; None at ``until`` (a

@@ -15,7 +15,7 @@ from convcheck.sandbox.protocol import record_string
 from convcheck.validation import invalid
 
 
-def _encode(index: int, request: object) -> bytes:
+def encode_request(index: int, request: object) -> bytes:
     if not isinstance(request, dict):
         raise invalid(f"requests[{index}]", request, "be a dict")
     try:
@@ -24,7 +24,7 @@ def _encode(index: int, request: object) -> bytes:
         raise invalid(f"requests[{index}]", request, f"be JSON-able ({exc})") from None
 
 
-class _LineFraming:
+class LineFraming:
     """A Python worker's results: lines, ``RESULT`` or ``ERROR`` and JSON (see ``_decode``)."""
 
     @staticmethod
@@ -37,7 +37,7 @@ class _LineFraming:
         return _decode(line)
 
 
-class _RecordFraming:
+class RecordFraming:
     """A program worker's messages, both ways: a ``RECORD_LENGTH``, then that many bytes.
     From the worker: ``STARTED``, ``START_FAILED`` and why, ``RESULT`` and the answer (its
     bytes are the result) or ``ERROR``, a site and a report (the program could not answer:

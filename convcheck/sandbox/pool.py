@@ -15,21 +15,21 @@ from typing import Any
 
 from convcheck.errors import ConvcheckError
 from convcheck.sandbox import protocol
-from convcheck.sandbox.batch import _Batch, _Source
-from convcheck.sandbox.crashes import Crash, Hang, _death_reason
-from convcheck.sandbox.descendants import _MARKER, _become_subreaper
-from convcheck.sandbox.fork_server import _ForkServer
-from convcheck.sandbox.framing import _encode, _RecordFraming
+from convcheck.sandbox.batch import Batch, Source
+from convcheck.sandbox.crashes import Crash, Hang, death_reason
+from convcheck.sandbox.descendants import MARKER, become_subreaper
+from convcheck.sandbox.fork_server import ForkServer
+from convcheck.sandbox.framing import RecordFraming, encode_request
 from convcheck.sandbox.processes import (
-    _START_TIMEOUT,
-    _WORKER_MAIN,
+    START_TIMEOUT,
+    WORKER_MAIN,
+    ForkRefused,
+    Launch,
+    Worker,
     WorkerSpec,
-    _close_fds,
-    _ForkRefused,
-    _Launch,
-    _stop_all,
-    _Worker,
-    _worker_env,
+    close_fds,
+    stop_all,
+    worker_env,
 )
 from convcheck.validation import check_positive_int, check_seconds, invalid
 
@@ -48,31 +48,31 @@ class WorkerPool:
         self.spec = spec
         self.jobs = check_positive_int("jobs", jobs)
         self.timeout = check_seconds("timeout", timeout)
-        self._env = _worker_env(spec)
-        self._workers: list[_Worker] = []
-        self._servers: list[_ForkServer] = []  # the fork server, once started
-        self._warming: list[_ForkServer] = []  # started by ``warm``, not yet heard from
+        self._env = worker_env(spec)
+        self._workers: list[Worker] = []
+        self._servers: list[ForkServer] = []  # the fork server, once started
+        self._warming: list[ForkServer] = []  # started by ``warm``, not yet heard from
         # Workers forked ahead, for the next starts, oldest first: the server answers in
         # order, so they are adopted (and stopped) in this order. One per job for a
         # program, whose forked copy costs little: when both workers crash at once, the
         # second replacement is ready too. One for a Python worker.
-        self._spares: list[_Worker] = []
+        self._spares: list[Worker] = []
         self._spare_count = self.jobs if spec.program is not None else 1
         self._forking = spec.fork_server  # False once it proved unsafe or could not restart
         # weakref.finalize also registers itself with atexit; they run last first: the
         # spare's fork is answered before its server stops.
-        weakref.finalize(self, _stop_all, self._workers)
-        weakref.finalize(self, _stop_all, self._servers)
-        weakref.finalize(self, _stop_all, self._warming)
-        weakref.finalize(self, _stop_all, self._spares)
+        weakref.finalize(self, stop_all, self._workers)
+        weakref.finalize(self, stop_all, self._servers)
+        weakref.finalize(self, stop_all, self._warming)
+        weakref.finalize(self, stop_all, self._spares)
         self._ever_ready = False  # a worker has started: a later start failure is no set-up error
         self._lock = threading.Lock()  # held by the running batch
         self._batch_thread: int | None = None
         self._cancelled = False
         self._close_after_batch = False
         self._wake_read, self._wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-        weakref.finalize(self, _close_fds, self._wake_read, self._wake_write)
-        _become_subreaper()
+        weakref.finalize(self, close_fds, self._wake_read, self._wake_write)
+        become_subreaper()
 
     def __enter__(self) -> WorkerPool:
         return self
@@ -86,7 +86,7 @@ class WorkerPool:
         finds it ready. Nothing for a pool without a fork server or with one running."""
         with self._lock:
             if self._forking and not self._servers and not self._warming:
-                self._warming.append(_ForkServer(self._env, self._launch(fork_server=True)))
+                self._warming.append(ForkServer(self._env, self._launch(fork_server=True)))
 
     def cancel(self) -> None:
         """Abandon the running batch at once (its busy workers are killed) and return no
@@ -119,13 +119,13 @@ class WorkerPool:
         ``deadline`` (a ``time.monotonic()`` time).
         """
         if self.spec.program is None:
-            lines = [_encode(index, request) for index, request in enumerate(requests)]
+            lines = [encode_request(index, request) for index, request in enumerate(requests)]
         else:
-            lines = [_RecordFraming.encode(i, request) for i, request in enumerate(requests)]
+            lines = [RecordFraming.encode(i, request) for i, request in enumerate(requests)]
         with self._running():
             if self._cancelled:
                 return [None] * len(lines)
-            return _Batch(self, lines, deadline).run()
+            return Batch(self, lines, deadline).run()
 
     def stream(
         self,
@@ -148,7 +148,7 @@ class WorkerPool:
             raise ConvcheckError("stream serves Python workers only")
         with self._running():
             if not self._cancelled:
-                _Batch(self, [], deadline, _Source(next_request, deliver, window)).run()
+                Batch(self, [], deadline, Source(next_request, deliver, window)).run()
 
     @contextmanager
     def _running(self) -> Iterator[None]:
@@ -159,7 +159,7 @@ class WorkerPool:
                 yield
             except BaseException:
                 # Ctrl-C, a worker that cannot start: no worker is left holding requests.
-                _stop_all(self._workers)
+                stop_all(self._workers)
                 raise
             finally:
                 self._batch_thread = None
@@ -167,24 +167,24 @@ class WorkerPool:
                     self._reset()
 
     def _reset(self) -> None:
-        _stop_all(self._workers)
-        _stop_all(self._spares)
-        _stop_all(self._servers)
-        _stop_all(self._warming)
+        stop_all(self._workers)
+        stop_all(self._spares)
+        stop_all(self._servers)
+        stop_all(self._warming)
         self._cancelled = self._close_after_batch = False
         with suppress(BlockingIOError):
             while os.read(self._wake_read, 64):
                 pass
 
-    def _launch(self, fork_server: bool) -> _Launch:
+    def _launch(self, fork_server: bool) -> Launch:
         """How a worker (or, ``fork_server``, the fork server) is started."""
         if self.spec.program is None:
-            command = [sys.executable, "-u", _WORKER_MAIN]
-            return _Launch(command, [], self._start_line(fork_server))
+            command = [sys.executable, "-u", WORKER_MAIN]
+            return Launch(command, [], self._start_line(fork_server))
         limit = self.spec.memory_limit_mb
         mode = protocol.MODE_FORK_SERVER if fork_server else protocol.MODE_SERVE
         memory = protocol.NO_LIMIT if limit is None or self.spec.sanitized else str(limit)
-        return _Launch([self.spec.program], [mode, memory, _MARKER, *self.spec.config], b"")
+        return Launch([self.spec.program], [mode, memory, MARKER, *self.spec.config], b"")
 
     def _start_line(self, fork_server: bool) -> bytes:
         start = {
@@ -195,29 +195,29 @@ class WorkerPool:
             "memory_limit_mb": None if self.spec.sanitized else self.spec.memory_limit_mb,
             "faulthandler": not self.spec.sanitized,
             "fork_server": fork_server,
-            "marker": _MARKER,
+            "marker": MARKER,
         }
         return json.dumps(start).encode() + protocol.END_OF_LINE
 
-    def _start_worker(self) -> _Worker:
+    def _start_worker(self) -> Worker:
         for server in self._servers:
             try:
-                worker = self._spares.pop(0) if self._spares else _Worker(self._env, None, server)
+                worker = self._spares.pop(0) if self._spares else Worker(self._env, None, server)
                 worker.adopt()
-            except _ForkRefused as refused:
-                _stop_all(self._spares)
-                _stop_all(self._servers)
+            except ForkRefused as refused:
+                stop_all(self._spares)
+                stop_all(self._servers)
                 # A server with threads stays unsafe; one that died is started again by
                 # the next batch.
                 self._forking = self._forking and not refused.for_good
                 continue
             # The next one is forked now, while this one works: a crashed worker's
             # replacement is then ready at once, and the parent does not wait for a fork.
-            with suppress(_ForkRefused):  # seen by the next start
+            with suppress(ForkRefused):  # seen by the next start
                 while len(self._spares) < self._spare_count:
-                    self._spares.append(_Worker(self._env, None, server, adopt=False))
+                    self._spares.append(Worker(self._env, None, server, adopt=False))
             return worker
-        return _Worker(self._env, self._launch(fork_server=False))
+        return Worker(self._env, self._launch(fork_server=False))
 
     def _start_server(self, deadline: float) -> bool:
         """Start the fork server; False if the batch is cancelled or reaches ``deadline``
@@ -226,8 +226,8 @@ class WorkerPool:
         if self._warming:
             server = self._warming.pop()
         else:
-            server = _ForkServer(self._env, self._launch(fork_server=True))
-        line = server.read_line(min(deadline, time.monotonic() + _START_TIMEOUT), self._wake_read)
+            server = ForkServer(self._env, self._launch(fork_server=True))
+        line = server.read_line(min(deadline, time.monotonic() + START_TIMEOUT), self._wake_read)
         if line == protocol.STARTED:
             self._servers.append(server)
             self._ever_ready = True
@@ -238,9 +238,9 @@ class WorkerPool:
         if line:
             reason = line[1:].decode(errors="replace")
         elif line is None:
-            reason = f"not ready within {_START_TIMEOUT:g} s"
+            reason = f"not ready within {START_TIMEOUT:g} s"
         else:
-            reason = _death_reason(server.process.returncode, output)
+            reason = death_reason(server.process.returncode, output)
         if not self._ever_ready:
             raise ConvcheckError(f"worker for {self.spec.describe()} failed to start: {reason}")
         self._forking = False

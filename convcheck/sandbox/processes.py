@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from convcheck.sandbox.crashes import _PARSE_LIMIT
-from convcheck.sandbox.descendants import _MARKER, _POOL_PROCESSES, _descendants, _reap_orphans
+from convcheck.sandbox.crashes import PARSE_LIMIT
+from convcheck.sandbox.descendants import MARKER, POOL_PROCESSES, descendants_of, reap_orphans
 from convcheck.validation import check_positive_int, invalid
 
 if TYPE_CHECKING:
-    from convcheck.sandbox.fork_server import _ForkServer
+    from convcheck.sandbox.fork_server import ForkServer
 
-_WORKER_MAIN = str(Path(__file__).parent.parent / "_worker_main.py")
+WORKER_MAIN = str(Path(__file__).parent.parent / "_worker_main.py")
 
 
 # A PyInstaller bundle (how OSS-Fuzz ships a Python fuzzer) has no interpreter beside it:
@@ -46,13 +46,13 @@ def python_env() -> dict[str, str]:
     return {}
 
 
-_START_TIMEOUT = 120.0  # seconds; importing torch under ASan takes a while
+START_TIMEOUT = 120.0  # seconds; importing torch under ASan takes a while
 
 
 # gcc 12's ASan, preloaded into Python, does not start the thread that enforces
 # hard_rss_limit_mb (a binary linked with ASan does), so the parent watches a sanitized
 # worker's RSS itself, this often (seconds).
-_RSS_INTERVAL = 0.1
+RSS_INTERVAL = 0.1
 
 
 _NAME = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
@@ -126,24 +126,24 @@ class WorkerSpec:
         return ", ".join(parts)
 
 
-def _close_fds(*fds: int) -> None:
+def close_fds(*fds: int) -> None:
     for fd in fds:
         os.close(fd)
 
 
-class _Child:
+class Child:
     """A process of the pool's, worker or fork server: its output file, its result pipe,
     how it is stopped. ``_channel`` is the parent's end of the way requests go to it.
     ``pending``: the fork server asked to fork it, whose answer (its pid) is not read yet
     (see ``adopt``)."""
 
     _count = 0
-    pending: _ForkServer | None = None
+    pending: ForkServer | None = None
     marker: str
-    process: subprocess.Popen[bytes] | _Adopted
+    process: subprocess.Popen[bytes] | Adopted
 
     def _open(
-        self, env: dict[str, str], channel: int, server: _ForkServer | None, launch: _Launch | None
+        self, env: dict[str, str], channel: int, server: ForkServer | None, launch: Launch | None
     ) -> None:
         """Start the process as ``launch`` says, or ask ``server`` to fork it; it reads from
         ``channel``, which is closed here."""
@@ -159,7 +159,7 @@ class _Child:
                     stdout=self.output,
                     stderr=self.output,
                     pass_fds=(channel, result_write),
-                    env={**env, **python_env(), _MARKER: self.marker},
+                    env={**env, **python_env(), MARKER: self.marker},
                     start_new_session=True,  # Ctrl-C at the terminal is the parent's to handle
                 )
             else:
@@ -195,12 +195,12 @@ class _Child:
         os.set_blocking(self.result_fd, False)
         self.exit_fd = os.pidfd_open(self.process.pid)  # readable once the process has exited
         self.started = time.monotonic()
-        _POOL_PROCESSES.add(self.process.pid)
+        POOL_PROCESSES.add(self.process.pid)
 
     @staticmethod
     def _new_marker() -> str:
-        _Child._count += 1
-        return f"{os.getpid()}.{_Child._count}"
+        Child._count += 1
+        return f"{os.getpid()}.{Child._count}"
 
     def exited(self) -> bool:
         """Dead, but not reaped yet (so that stop() can still find what it left)."""
@@ -211,15 +211,15 @@ class _Child:
         the process printed."""
         try:
             self.adopt()
-        except _ForkRefused:
+        except ForkRefused:
             return ""  # the server died before it answered: it forked nothing we know of
         pid = self.process.pid
         killed = set()
         # A process that has exited has no descendants left: they came to this process
-        # (the subreaper) when it died, and _reap_orphans finds them.
+        # (the subreaper) when it died, and reap_orphans finds them.
         if self.process.returncode is None and not self.exited():
             # Its descendants first, while they are still known by their parent.
-            killed = _descendants(pid)
+            killed = descendants_of(pid)
             for descendant in killed:
                 with suppress(ProcessLookupError):
                     os.kill(descendant, signal.SIGKILL)
@@ -231,23 +231,23 @@ class _Child:
         # be reused while they are looked for.
         with suppress(ChildProcessError):
             os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
-        _reap_orphans(killed, session=pid, marker=f"{_MARKER}={self.marker}".encode())
+        reap_orphans(killed, session=pid, marker=f"{MARKER}={self.marker}".encode())
         self.process.wait()
-        _POOL_PROCESSES.discard(pid)
+        POOL_PROCESSES.discard(pid)
         self._close_channel()
         os.close(self.result_fd)
         os.close(self.exit_fd)
         with self.output:
             fd = self.output.fileno()
             size = os.fstat(fd).st_size
-            start = max(0, size - _PARSE_LIMIT)
+            start = max(0, size - PARSE_LIMIT)
             return os.pread(fd, size - start, start).decode(errors="replace")
 
     def _close_channel(self) -> None:
         raise NotImplementedError
 
 
-class _Worker(_Child):
+class Worker(Child):
     """One worker process, the parent's ends of its pipes, and the requests it holds.
 
     Started as ``launch`` says, or forked by ``server`` (then already started; with
@@ -256,8 +256,8 @@ class _Worker(_Child):
     def __init__(
         self,
         env: dict[str, str],
-        launch: _Launch | None,
-        server: _ForkServer | None = None,
+        launch: Launch | None,
+        server: ForkServer | None = None,
         adopt: bool = True,
     ) -> None:
         self.marker = self._new_marker()
@@ -278,7 +278,7 @@ class _Worker(_Child):
 
     def deadline(self, timeout: float) -> float:
         if not self.ready:
-            return self.started + _START_TIMEOUT
+            return self.started + START_TIMEOUT
         return self.since + timeout if self.held else float("inf")
 
     def rss_mb(self) -> int:
@@ -301,7 +301,7 @@ class _Worker(_Child):
         os.close(self.request_fd)
 
 
-class _ForkRefused(Exception):
+class ForkRefused(Exception):
     """The fork server did not fork: ``for_good`` when it never will (it has threads),
     else it died or did not answer."""
 
@@ -310,7 +310,7 @@ class _ForkRefused(Exception):
         self.for_good = for_good
 
 
-class _Adopted:
+class Adopted:
     """A forked worker: the parent's child (forked with CLONE_PARENT), waited for as a
     Popen is."""
 
@@ -326,7 +326,7 @@ class _Adopted:
 
 
 @dataclass(frozen=True)
-class _Launch:
+class Launch:
     """How a process of the pool is started: ``command``, its three descriptor arguments
     (request fd, result fd, the parent's pid), ``arguments``; then ``start_line`` sent."""
 
@@ -339,7 +339,7 @@ class _Launch:
         return [*self.command, *fds, *self.arguments]
 
 
-def _stop_all(processes: list[_Worker] | list[_ForkServer]) -> None:
+def stop_all(processes: list[Worker] | list[ForkServer]) -> None:
     """Stop each, in order (spares: the order the server answers in)."""
     while processes:
         processes.pop(0).stop()
@@ -397,7 +397,7 @@ def _kill_unwanted(future: Future) -> None:
 _SPAWNER = _Spawner()
 
 
-def _worker_env(spec: WorkerSpec) -> dict[str, str]:
+def worker_env(spec: WorkerSpec) -> dict[str, str]:
     env = {**os.environ, **spec.env}
     if spec.sanitized and spec.memory_limit_mb is not None:
         limit = spec.memory_limit_mb

@@ -195,6 +195,10 @@ def test_minimize_keeps_the_signature_and_counts_calls_by_pass():
             ["judge", "--target", "/etc/hostname", "--no-torch", "missing.json"],
             "case file missing.json",
         ),
+        (
+            ["fuzz", "--target", "exectorch", "--no-torch", "--cases", "1"],
+            "target='exectorch': op='convolution' has no such target (its targets: executorch,",
+        ),
     ],
 )
 def test_usage_errors_are_one_line_and_exit_2(argv, message):

@@ -10,12 +10,13 @@ import importlib
 import pytest
 from builders import conv
 
-from convcheck import targets
+from convcheck import ops, targets
 from convcheck.errors import ConvcheckError
 from convcheck.judges import Judges
 from convcheck.outcome import ACCEPT
 
-MODULES = sorted({targets.LIBRARY, *targets.TARGETS.values()})
+CONVOLUTION = ops.get("convolution").targets
+MODULES = sorted({targets.LIBRARY, *(m for o in ops.names() for m in ops.get(o).targets.values())})
 
 
 @pytest.mark.parametrize("module", MODULES)
@@ -31,12 +32,22 @@ def test_every_target_module_says_why_it_cannot_run_and_starts(module):
     [
         (None, targets.LIBRARY, None),
         ("/lib/libmine.so", targets.LIBRARY, "/lib/libmine.so"),
-        ("executorch", targets.TARGETS["executorch"], None),
-        ("executorch-source:~/et", targets.TARGETS["executorch-source:"], "~/et"),
+        ("libmine.so", targets.LIBRARY, "libmine.so"),
+        ("executorch", CONVOLUTION["executorch"], None),
+        ("executorch-source:~/et", CONVOLUTION["executorch-source:"], "~/et"),
     ],
 )
 def test_a_name_a_prefix_or_a_path_picks_its_module(target, module, where):
-    assert targets._module(target) == (module, where)
+    assert targets._module(target, "convolution") == (module, where)
+
+
+def test_a_name_the_op_does_not_know_is_one_line_naming_its_targets():
+    with pytest.raises(ConvcheckError) as raised:
+        Judges("legacy", target="exectorch", use_torch=False)
+    assert str(raised.value) == (
+        "target='exectorch': op='convolution' has no such target (its targets: executorch, "
+        "executorch-source:; or a path to a library of convcheck's C ABI)"
+    )
 
 
 def test_convcheck_own_kernel_starts_and_judges():

@@ -20,7 +20,7 @@ from processes import running
 
 import convcheck
 from convcheck.sandbox import private_temporary_directory
-from convcheck.sandbox.descendants import _descendants
+from convcheck.sandbox.descendants import descendants_of
 
 ROOT = str(Path(convcheck.__file__).resolve().parents[1])
 
@@ -101,9 +101,9 @@ def test_the_atheris_child_and_its_workers_die_with_the_campaign(tmp_path):
         tree: set[int] = set()
 
         def fuzzing() -> bool:
-            now = _descendants(campaign.pid)
+            now = descendants_of(campaign.pid)
             libfuzzer = [pid for pid in now if "convcheck.engines._atheris_child" in _cmdline(pid)]
-            workers = _descendants(libfuzzer[0]) if libfuzzer else set()
+            workers = descendants_of(libfuzzer[0]) if libfuzzer else set()
             if workers:
                 tree.update(now | workers)
             return bool(workers)

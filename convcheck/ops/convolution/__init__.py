@@ -15,12 +15,27 @@ from convcheck.ops import Op
 from convcheck.ops.convolution import current, known_bugs, legacy, report, shrink, solving
 from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.checks import Call
+from convcheck.ops.convolution.differences import explain_difference
 from convcheck.ops.convolution.generate import (
     build_case,
     empty_input_with_strides_past_int32,
     valid_cases,
 )
 from convcheck.ops.convolution.native import KERNEL
+from convcheck.torch_mapping import TorchJudge, TorchMapping
+
+
+# The oracle is imported when a judge starts: a campaign without torch never loads it.
+def _torch_judge(jobs: int = 1, timeout: float = 20.0, warm: bool = False) -> TorchJudge:
+    from convcheck.ops.convolution import torch_oracle
+
+    return torch_oracle.TorchJudge(jobs=jobs, timeout=timeout, warm=warm)
+
+
+def _torch_available() -> bool:
+    from convcheck.ops.convolution import torch_oracle
+
+    return torch_oracle.available()
 
 
 class Convolution(Op):
@@ -52,6 +67,19 @@ class Convolution(Op):
     shrink_passes = MappingProxyType(shrink.SHRINK_PASSES)
     list_length = staticmethod(shrink.list_length)
     native = KERNEL
+
+    torch = TorchMapping(
+        judge=_torch_judge,
+        explain=explain_difference,
+        available=_torch_available,
+        install="pip install torch==2.13.0",
+    )
+    targets = MappingProxyType(
+        {
+            "executorch": "convcheck.ops.convolution.executorch_target.judge",
+            "executorch-source:": "convcheck.ops.convolution.executorch_source.judge",
+        }
+    )
 
 
 OP: Op = Convolution()  # annotated: mypy holds it to the protocol
