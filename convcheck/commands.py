@@ -17,7 +17,7 @@ from convcheck.report import counted, describe_unknown, format_trace
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from convcheck.solver.against_torch import TorchDisagreement
+    from convcheck.ops.convolution.against_torch import TorchDisagreement
     from convcheck.solver.revisions import Disagreement
 
 OK, FOUND, ERROR = 0, 1, 2
@@ -150,6 +150,10 @@ def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
     known = {k for e in corpus.load_all(corpus_dir, torch_dir) for k in e.keys}
     _check_report(args)
     budget = _budget(args)
+    if args.op == ops.DEFAULT_OP:
+        from convcheck.ci import solve_ahead
+
+        solve_ahead([args.engine], [args.revision], stderr)
     # --jobs 2 or more: shards judge (each with workers of its own); the judges here only
     # minimise, so their workers start when that begins.
     with (
@@ -334,8 +338,7 @@ def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
         if name:  # a file that cannot be written fails before the solving, not after
             files.folder(Path(name).parent, f"folder of the {what}", probe=True)
     if args.against == "torch":
-        from convcheck.ops.convolution import torch_oracle
-        from convcheck.solver import against_torch
+        from convcheck.ops.convolution import against_torch, torch_oracle
 
         if args.op != against_torch.OP:
             raise ConvcheckError(f"--against torch: op={args.op!r} has no torch check path")
@@ -411,15 +414,10 @@ def cmd_build(args, stdout: TextIO, stderr: TextIO) -> int:
         for sanitized in (True, False):
             path = build_library(revision, sanitized=sanitized)
             stdout.write(f"{revision:<8} {'sanitized' if sanitized else 'plain':<9} {path}\n")
-    if not engines.unavailable("solver"):
-        # Solved once here, not by whichever campaign comes first (make test builds first).
-        from convcheck.solver import cache
-        from convcheck.solver.seeds import seed_cases
+    from convcheck.ci import solve_ahead
 
-        for revision in sorted(model.REVISIONS):
-            cases = seed_cases(revision)
-            stdout.write(f"{revision:<8} {'solved':<9} {cache.path(f'seeds-{revision}')}")
-            stdout.write(f" ({len(cases)} cases)\n")
+    # Solved once here, not by whichever campaign comes first (make test builds first).
+    solve_ahead(engines.names(), sorted(model.REVISIONS), stdout, always=True)
     return OK
 
 
@@ -432,6 +430,9 @@ def cmd_target(args, stdout: TextIO, stderr: TextIO) -> int:
 
         return run_gtests(upstream, args.source, Path(args.gtest), stdout)
 
+    from convcheck.ci import solve_ahead
+
     stdout.write(f"{build_target(args.source)}\n")
+    solve_ahead(engines.names(), sorted(model.REVISIONS), stderr)
     stderr.write(f"use it as: --target {PREFIX}{args.source}\n")
     return OK

@@ -15,7 +15,6 @@ ones with any number of shards.
 from __future__ import annotations
 
 import importlib.util
-import time
 from itertools import islice
 from typing import TYPE_CHECKING
 
@@ -26,8 +25,6 @@ if TYPE_CHECKING:
     from convcheck.campaign import Campaign
 
 BATCH = 256
-# Of a time budget, solving may take this share; the rest is sampling.
-SOLVING_SHARE = 0.25
 
 
 def explore(campaign: Campaign, seed: int, solved: bool = True) -> None:
@@ -39,10 +36,9 @@ def explore(campaign: Campaign, seed: int, solved: bool = True) -> None:
     if solved and solvable and importlib.util.find_spec("z3") is not None:
         from convcheck.solver.seeds import seed_cases
 
-        deadline = campaign.deadline
-        seconds = None if deadline is None else (deadline - time.monotonic()) * SOLVING_SHARE
+        # Solved whole, never to the budget's clock (the command solved them ahead of it).
         judges = campaign.judges
-        submit_all(campaign, seed_cases(judges.revision, seconds, lambda: judges.stopped, op))
+        submit_all(campaign, seed_cases(judges.revision, lambda: judges.stopped, op))
     if campaign.shards is not None:
         # Each shard generates the chunks it judges: (seed, chunk) names the cases.
         campaign.submit_random(seed, BATCH)

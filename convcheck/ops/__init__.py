@@ -159,6 +159,19 @@ class Op(Protocol):
         it (``executorch-source:DIR``). By default none."""
         return MappingProxyType({})
 
+    def seed_shapes(self, revision: str) -> tuple[Any, ...]:
+        """The solver shapes (``Solvable``) whose paths give the default engine's first
+        cases (``convcheck.solver.seeds``): a few cheap ones that together meet every
+        site. By default none."""
+        return ()
+
+    def solver_cases(self, revision: str) -> tuple[Any, ...]:
+        """Solved calls of the op's own that the solver engine judges after every site's
+        witness and band case: what the core's exploration cannot ask (convolution's:
+        its witnesses against torch's check path). Called once per version of the code
+        (the answer is cached); by default none."""
+        return ()
+
 
 @dataclass(frozen=True)
 class NativeKernel:

@@ -4,7 +4,9 @@ Solving a revision takes seconds to minutes and its answer changes only with the
 the solver or z3: a machine solves once per version, and every later campaign and ``ci``
 job reads the file. z3's work is bounded by steps, not by a clock (``limits``), so the
 answer is the same on every machine: a cache solved on a loaded one is the one a quiet one
-would have solved. Only a complete answer is stored (``solved``).
+would have solved. The key holds z3's full version and the step limits (``limits.STEPS``)
+beside the sources. Only a complete answer is stored (``solved``); one the disk refuses is
+kept in the process, so that ``solve_ahead`` still spares the campaign a second solve.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import convcheck
 from convcheck import files
 from convcheck.errors import ConvcheckError
 from convcheck.native.build import cache_dir
+from convcheck.solver import limits
 
 # What the answers are a function of: the step runner (with the outcome it returns and
 # the validation of its arguments), the ops (their steps, and the torch checks that
@@ -35,16 +38,28 @@ _SOURCES = (
 )
 
 
+# The answers the disk refused, by file: solved once in this process all the same.
+_kept: dict[Path, object] = {}
+
+
 def path(name: str) -> Path:
     return cache_dir() / f"solver-{name}-{_digest()}.json"
 
 
 def load(name: str):
     """The stored answer, or None."""
+    where = path(name)
     try:
-        return json.loads(path(name).read_text())
+        return json.loads(where.read_text())
     except (OSError, ValueError):
-        return None  # not solved yet here, or a file another version left half-written
+        # Not solved yet here, or a file another version left half-written; or the disk
+        # refused this process's answer, which it keeps.
+        return _kept.get(where)
+
+
+def cold(name: str) -> bool:
+    """Not solved yet here: the next ``solved(name, ...)`` solves."""
+    return load(name) is None
 
 
 def solved(name: str, solve, encode=lambda answer: answer, decode=lambda data: data, fresh=False):
@@ -66,17 +81,17 @@ def solved(name: str, solve, encode=lambda answer: answer, decode=lambda data: d
 
 def store(name: str, data) -> None:
     """Atomically (two processes solving at once each write a whole file); a cache that
-    cannot be written only means solving again next time."""
+    cannot be written only means solving again in the next process."""
     try:
         files.write_atomically(path(name), json.dumps(data), "solver cache")
     except ConvcheckError:
-        pass
+        _kept[path(name)] = data
 
 
 @functools.cache
 def _digest() -> str:
     root = Path(convcheck.__file__).parent
-    digest = hashlib.sha256(z3.get_version_string().encode())
+    digest = hashlib.sha256(f"z3 {z3.get_full_version()}; {limits.STEPS}".encode())
     for name in _SOURCES:
         folder = root / name
         for file in sorted(folder.rglob("*.py")) if folder.is_dir() else [folder]:

@@ -47,12 +47,14 @@ CHEAP = QUERY // 2
 # One bounded tier of ``Optimize``: the bounded witnesses needed at most 4 M.
 BOUNDED = 6_000_000
 # One query of a witness's minimisation (``minimise.smallest``): is there a cheaper input?
-# Most are proven in a few thousand steps; on the int32 stride products a query that
+# Most are proven in a few thousand steps; on some int32 products a query that
 # needs more keeps bisecting for seconds, for a witness a little smaller still.
 SHRINK = 1_000_000
 # ``Optimize`` without bounds: the largest minimised witness needed 9 M; one
 # that is not done by 12 M was not done by 30 M either (the path's input is kept).
 MINIMISE = 12_000_000
+# Every limit above, for the solver cache's key (``cache``): other limits, other answers.
+STEPS = ", ".join(f"{name} {value}" for name, value in sorted(globals().items()) if name.isupper())
 
 
 def solver(rlimit: int, groebner: bool = True, context: z3.Context | None = None) -> z3.Solver:

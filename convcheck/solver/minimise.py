@@ -109,7 +109,7 @@ def _shrink(values: dict[str, int], names, functions) -> dict[str, int]:
                     break
             else:
                 continue
-            # A threshold (the least groups that overflows): halve the distance left.
+            # A threshold (the least value whose product overflows): halve the distance left.
             values = _lowest(values, name, natural, functions)
     return values
 

@@ -4,8 +4,8 @@ Each site query of each explored path (``symbolic.SiteQuery``) has a status: a w
 input, proven impossible, or unknown. Per site, the report keeps every path's status and
 one witness, minimised the way a person would write it: the simplest shape first (the
 shapes come simplest first), then the fewest elements (sizes 1, then 0, then small) and
-then the smallest arguments (distance from stride 1, padding 0, dilation 1,
-output_padding 0, groups 1): shrunk in Python and proven smallest by plain queries
+then the smallest arguments (distance from each one's simplest value, the schema's):
+shrunk in Python and proven smallest by plain queries
 (``minimise.py``), ``Optimize`` only for the callers that have no input to start from.
 """
 
@@ -284,7 +284,7 @@ class _Explored:
 
 
 # How many paths a unit explores before what is left of it becomes two units: the
-# workers share a long shape (current's rank-5 transposed ones: 370 paths, a minute),
+# workers share a long shape (hundreds of paths, a minute),
 # and a unit is the same work in any process, so the report does not depend on --jobs.
 _UNIT_PATHS = 24
 

@@ -4,7 +4,8 @@ Each path runs the steps of revision ``a`` and then of revision ``b`` on the sam
 inputs, so its path condition decides both; where one accepts and the other rejects, the
 path's own input is a witness (no extra query: the path is feasible by construction).
 With ``a = legacy`` and ``b = current`` this names every check ``legacy`` lacks
-(``current`` is held to torch by the judges), e.g. ``legacy`` accepting negative groups.
+(``current`` is held to torch by the judges), e.g. a value ``legacy`` accepts and
+``current`` rejects as out of its range.
 Both revisions are the model's own steps: nothing is written twice.
 """
 

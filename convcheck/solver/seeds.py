@@ -1,41 +1,36 @@
 """The solver's cases that the default engine judges before it samples.
 
-Cheaper than ``prove`` and ``band_cases``: one exploration of three rank-3 shapes (a
-regular call with a float32 bias meets every site a regular call meets; a transposed bias
-caps ``groups * w.size(1)`` at its int32 length, so the transposed call goes without one
-too; a bool bias is refused before any arithmetic), each site's first witness as the
-path found it (not minimised: the shrinker minimises what the judges find), and the band
-cases of the 32-bit edges found without ``Optimize``. The answer is cached on disk
-(``solver.cache``); within a time budget the solving stops at its share, and a partial
-answer is not cached.
+Cheaper than ``prove`` and ``band_cases``: one exploration of the shapes the op names for
+it (``Op.seed_shapes``: a few that together meet every site), each site's first witness
+as the path found it (not minimised: the shrinker minimises what the judges find), and
+the band cases of the 32-bit edges found without ``Optimize``. The answer is cached on
+disk (``solver.cache``) and solved whole, never to a clock: ``convcheck build`` and a
+campaign's set-up solve it (``solver.engine.solve_ahead``), so a campaign only reads it.
 """
 
 from __future__ import annotations
 
-import time
-
 from convcheck import ops
 from convcheck.case import Case
-from convcheck.ops.convolution.solving import ConvolutionShape as Shape
 from convcheck.solver import cache, limits
 from convcheck.solver.bands import NARROW_EDGES, path_bands
 from convcheck.solver.explore import default_ranks, explore, shapes
 from convcheck.solver.symbolic import WITNESS
 
-SHAPES = (Shape(3, False, "float32"), Shape(3, True, "float32"), Shape(3, True, None))
+
+def name(revision: str, op: str = ops.DEFAULT_OP) -> str:
+    """The seeds' entry in the solver cache."""
+    return f"seeds-{revision}" if op == ops.DEFAULT_OP else f"seeds-{op}-{revision}"
 
 
-def seed_cases(
-    revision: str, seconds: float | None = None, stopped=lambda: False, op: str = ops.DEFAULT_OP
-) -> list[Case]:
-    """The witnesses, then the band cases: from the disk cache, else solved (until
-    ``seconds`` or until ``stopped()``: a signal must not wait for the solver)."""
-    name = f"seeds-{revision}" if op == ops.DEFAULT_OP else f"seeds-{op}-{revision}"
+def seed_cases(revision: str, stopped=lambda: False, op: str = ops.DEFAULT_OP) -> list[Case]:
+    """The witnesses, then the band cases: from the disk cache, else solved whole (unless
+    ``stopped()``: a signal must not wait for the solver, and that answer is not stored)."""
     # The cache is keyed by convcheck's sources: an op of another package is solved anew.
     outside = not type(ops.get(op)).__module__.startswith("convcheck.")
     return cache.solved(
-        name,
-        lambda: solve(revision, seconds, stopped, op),
+        name(revision, op),
+        lambda: solve(revision, stopped, op),
         lambda cases: [c.to_json() for c in cases],
         lambda data: [Case.from_json(c, op) for c in data],
         fresh=outside,
@@ -43,22 +38,21 @@ def seed_cases(
 
 
 def seed_shapes(revision: str, op: str = ops.DEFAULT_OP) -> list:
-    """The default op's three shapes; another op's shapes of the ranks it is proven in."""
-    if op == ops.DEFAULT_OP:
-        return list(SHAPES)
-    return shapes(revision, default_ranks(revision, op), op)
+    """The shapes the op names for its seeds; an op that names none, its shapes of the
+    ranks it is proven in."""
+    named = list(ops.get(op).seed_shapes(revision))
+    return named or shapes(revision, default_ranks(revision, op), op)
 
 
-def solve(revision: str, seconds: float | None = None, stopped=lambda: False, op=ops.DEFAULT_OP):
-    """The cases, and whether the solving finished (within ``seconds``, not stopped)."""
-    started = time.monotonic()
+def solve(revision: str, stopped=lambda: False, op: str = ops.DEFAULT_OP):
+    """The cases, and whether the solving finished (not stopped)."""
     witnessed: set[tuple[str, str]] = set()
     solved: set[tuple[str, int]] = set()
     witnesses: list[Case] = []
     bands: list[Case] = []
     for shape in seed_shapes(revision, op):
         for path in explore(revision, shape, limits.CHEAP):
-            if stopped() or seconds is not None and time.monotonic() - started > seconds:
+            if stopped():
                 return witnesses + bands, False
             for q in path.queries:
                 if q.status == WITNESS and (q.site, q.kind) not in witnessed:

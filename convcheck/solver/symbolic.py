@@ -258,7 +258,7 @@ class Path:
         if alone:
             # The same query read into a context of its own: z3's search follows the ids
             # of the terms a context made before, and a query that ran out of steps among
-            # a path's terms may not alone (legacy's float32-bias transposed branch).
+            # a path's terms may not alone (one branch of legacy's did so).
             text = fresh.sexpr()
             fresh = limits.solver(min(self.rlimit, rlimit), groebner, z3.Context())
             fresh.from_string(text)

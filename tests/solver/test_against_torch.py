@@ -13,8 +13,9 @@ from builders import conv, t  # noqa: E402
 
 from convcheck import cli, model  # noqa: E402
 from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN, Wrapping  # noqa: E402
+from convcheck.ops.convolution import against_torch  # noqa: E402
 from convcheck.ops.convolution.solving import ConvolutionShape as Shape  # noqa: E402
-from convcheck.solver import against_torch, limits  # noqa: E402
+from convcheck.solver import limits  # noqa: E402
 from convcheck.solver.explore import Inputs  # noqa: E402
 from convcheck.solver.revisions import paired_paths  # noqa: E402
 from convcheck.solver.symbolic import Path, SymInt  # noqa: E402

@@ -6,6 +6,8 @@ import pytest
 
 z3 = pytest.importorskip("z3")
 
+from engine_campaign import EngineCampaign  # noqa: E402
+
 from convcheck import cli, model  # noqa: E402
 from convcheck.fixedint import DIVISION_BY_ZERO, SIGNED_OVERFLOW, Wrapping  # noqa: E402
 from convcheck.model.steps import run_steps  # noqa: E402
@@ -122,12 +124,11 @@ def test_legacy_witnesses_cover_every_crash_overflow_and_ordering_class():
     as the judges (model and sanitized kernel) classify it."""
     from convcheck.judges import Judges
     from convcheck.ops.convolution.known_bugs import LEGACY_BUG_CLASSES, bug_class
-    from convcheck.solver.engine import SOLVED_RANK
-    from convcheck.solver.explore import shapes
+    from convcheck.solver.engine import solved_shapes
     from convcheck.solver.prove import solved_report
 
     # The solver engine's own solve (its cases are these witnesses): solved once, cached.
-    report = solved_report("legacy", [s for s in shapes("legacy") if s.rank == SOLVED_RANK])
+    report = solved_report("legacy", solved_shapes("legacy"))
     witnesses = [s.witness for s in report.sites if s.witness is not None]
     with Judges("legacy", use_torch=False) as judges:
         found = {bug_class(f.signature) for fs in judges.evaluate(witnesses) for f in fs}
@@ -147,36 +148,12 @@ def test_legacy_witnesses_cover_every_crash_overflow_and_ordering_class():
     assert report.count("unknown") == 0
 
 
-class _CaseBudget:
-    """A campaign as an engine sees it, with a budget of cases and no judges."""
-
-    def __init__(self, cases: int) -> None:
-        self.judges = type("J", (), {"revision": "legacy", "stopped": False, "op": "convolution"})()
-        self.deadline = None
-        self.shards = None  # the engine makes its own cases
-        self.left = cases
-        self.batches: list[list] = []
-
-    @property
-    def exhausted(self) -> bool:
-        return self.left <= 0
-
-    def room(self, wanted: int) -> int:
-        return min(wanted, self.left)
-
-    batch = room
-
-    def submit(self, cases) -> None:
-        self.batches.append(list(cases))
-        self.left -= len(cases)
-
-
 @pytest.mark.slow  # solving legacy: 10 to 100 s
 def test_solver_engine_submits_witnesses_before_sampling():
     from convcheck.solver.engine import explore
     from convcheck.solver.seeds import seed_cases
 
-    campaign = _CaseBudget(cases=1000)
+    campaign = EngineCampaign("legacy", cases=1000)
     explore(campaign, seed=0)
     assert campaign.batches[0] == seed_cases("legacy")  # the default engine's, cached
     minimised = campaign.batches[1]

@@ -58,6 +58,13 @@ class Convolution(Op):
     rare = (empty_input_with_strides_past_int32,)
     solver_shapes = staticmethod(solving.solver_shapes)
     default_ranks = staticmethod(solving.default_ranks)
+    seed_shapes = staticmethod(solving.seed_shapes)
+
+    def solver_cases(self, revision: str) -> tuple:
+        # Imported here: it needs z3, which the op itself does not.
+        from convcheck.ops.convolution.solver_cases import solver_cases
+
+        return solver_cases(revision)
 
     case_legend = report.CASE_LEGEND
     describe_case = staticmethod(report.describe_case)

@@ -79,6 +79,18 @@ def solver_shapes(revision: str, ranks=None) -> list[ConvolutionShape]:
     ]
 
 
+def seed_shapes(revision: str) -> tuple[ConvolutionShape, ...]:
+    """The default engine's seeds: a regular call with a float32 bias meets every site a
+    regular call meets; a transposed bias caps ``groups * w.size(1)`` at its int32
+    length, so the transposed call goes without one too; a bool bias is refused before
+    any arithmetic."""
+    return (
+        ConvolutionShape(3, False, "float32"),
+        ConvolutionShape(3, True, "float32"),
+        ConvolutionShape(3, True, None),
+    )
+
+
 def default_ranks(revision: str) -> tuple[int, ...]:
     """Every rank ``current`` accepts (its proof is the point), and ``legacy``'s rank 3,
     where every crash, overflow and ordering class of ``known_bugs.py`` has its witness

@@ -104,7 +104,8 @@ def shape_checks(call):
     ``_select_conv_backend``'s own check of the input's empty dims. Returns the sizes and
     parameters as the choice sees them (a 1-D call viewed as 2-D), and whether the call
     goes to the Empty backend (N == 0 or C == 0). The solver runs this symbolically
-    (``convcheck.solver.against_torch``): values are compared, never turned into ints."""
+    (``convcheck.ops.convolution.against_torch``): values are compared, never turned into
+    ints."""
     check_shape_forward(call)
     in_sizes, w_sizes, p = call.in_sizes, call.w_sizes, call.params
     if call.one_d:
