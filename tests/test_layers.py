@@ -13,7 +13,7 @@ LAYERS = [
     ["engines", "solver.engine", "strategies"],  # what proposes cases
     # An op's own object gathers its pieces from every layer below (the core finds it
     # through the registry, by name, never by an import).
-    ["ops.convolution"],
+    ["ops.convolution", "ops.constant_pad_nd"],
     ["campaign", "shards", "merge"],  # what judges them, in batches and processes
     ["solver"],  # what solves the model's steps: witnesses, proofs
     ["report", "report_html"],
@@ -22,13 +22,22 @@ LAYERS = [
     # The judges, and the targets and torch they start.
     ["judges", "check_ids"],
     ["ops.convolution.executorch_source", "ops.convolution.differences"],
+    # Another op's torch mapping reads convolution's ATen helpers.
+    ["ops.constant_pad_nd.torch_checks", "ops.constant_pad_nd.differences"],
     ["ops.convolution.torch_oracle", "ops.convolution.executorch_target", "native"],
     ["targets", "pool_judge"],
     ["findings"],
     ["judgement"],
     # The op and the model: steps over the arithmetic, the cases they are run on.
+    # Another op's pieces read convolution's (its checks, its class lookup): each sits
+    # one layer above the convolution piece it reads.
+    [f"ops.constant_pad_nd.{m}" for m in ("known_bugs", "solving")],
     [f"ops.convolution.{m}" for m in ("known_bugs", "report", "solving")],
-    [f"ops.convolution.{m}" for m in ("legacy", "current", "checks", "case", "generate")],
+    [f"ops.constant_pad_nd.{m}" for m in ("legacy", "current", "checks", "generate")],
+    [
+        *(f"ops.convolution.{m}" for m in ("legacy", "current", "checks", "case", "generate")),
+        "ops.constant_pad_nd.case",
+    ],
     ["model", "generate", "fuzzed", "values", "describe"],
     ["", "case", "simplicity"],
     ["sandbox", "sanitizer", "progress", "lazy", "_worker_main"],

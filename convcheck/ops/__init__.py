@@ -45,6 +45,7 @@ __all__ = [
 # name -> "module:attribute" of the op's ``OP``
 OPS: dict[str, str] = {
     "convolution": "convcheck.ops.convolution:OP",
+    "constant_pad_nd": "convcheck.ops.constant_pad_nd:OP",
 }
 DEFAULT_OP = "convolution"
 
