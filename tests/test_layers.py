@@ -13,12 +13,12 @@ LAYERS = [
     ["engines", "solver.engine", "strategies"],  # what proposes cases
     # An op's own object gathers its pieces from every layer below (the core finds it
     # through the registry, by name, never by an import).
-    ["ops.convolution", "ops.constant_pad_nd"],
+    ["ops.convolution", "ops.constant_pad_nd", "ops.max_pool2d_with_indices_backward"],
     ["campaign", "shards", "merge"],  # what judges them, in batches and processes
     ["solver"],  # what solves the model's steps: witnesses, proofs
     ["report", "report_html"],
     ["corpus"],
-    ["shrink", "ops.convolution.shrink"],
+    ["shrink", "ops.convolution.shrink", "ops.max_pool2d_with_indices_backward.shrink"],
     # The judges, and the targets and torch they start.
     ["judges", "check_ids"],
     ["ops.convolution.executorch_source", "ops.convolution.differences"],
@@ -31,12 +31,18 @@ LAYERS = [
     # The op and the model: steps over the arithmetic, the cases they are run on.
     # Another op's pieces read convolution's (its checks, its class lookup): each sits
     # one layer above the convolution piece it reads.
-    [f"ops.constant_pad_nd.{m}" for m in ("known_bugs", "solving")],
+    [f"ops.constant_pad_nd.{m}" for m in ("known_bugs", "solving")]
+    + ["ops.max_pool2d_with_indices_backward.known_bugs"],
     [f"ops.convolution.{m}" for m in ("known_bugs", "report", "solving")],
-    [f"ops.constant_pad_nd.{m}" for m in ("legacy", "current", "checks", "generate")],
+    [f"ops.constant_pad_nd.{m}" for m in ("legacy", "current", "checks", "generate")]
+    + [
+        f"ops.max_pool2d_with_indices_backward.{m}"
+        for m in ("legacy", "current", "checks", "generate")
+    ],
     [
         *(f"ops.convolution.{m}" for m in ("legacy", "current", "checks", "case", "generate")),
         "ops.constant_pad_nd.case",
+        "ops.max_pool2d_with_indices_backward.case",
     ],
     ["model", "generate", "fuzzed", "values", "describe"],
     ["", "case", "simplicity"],

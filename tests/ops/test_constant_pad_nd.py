@@ -9,12 +9,11 @@ and torch part only where ``differences.INTENTIONAL`` says why.
 import math
 
 import pytest
+from model_campaign import campaign, classes
 
-from convcheck import engines, model, ops
-from convcheck.campaign import Budget, Campaign
+from convcheck import model, ops
 from convcheck.case import Case, TensorSpec
 from convcheck.generate import RandomSource
-from convcheck.judges import Judges
 from convcheck.ops.constant_pad_nd.case import ConstantPadNdCase
 from convcheck.ops.constant_pad_nd.differences import INTENTIONAL
 from convcheck.ops.constant_pad_nd.generate import build_case, valid_cases
@@ -88,30 +87,21 @@ def test_legacy_overflows_where_the_issue_says_and_current_does_not(case, found)
     assert model.classify(case, "current")[2] == []
 
 
-def campaign(revision, cases=3000, seed=1):
-    with Judges(revision, op="constant_pad_nd", use_native=False, use_torch=False) as judges:
-        run = Campaign(judges, budget=Budget(cases=cases))
-        run.explore(engines.load("random"), seed)
-        run.minimize_all()
-        return {f.key: f for f in run.found.values()}
-
-
 def test_a_legacy_campaign_finds_every_class_the_model_sees_one_row_each():
-    found = campaign("legacy")
-    classes = {key: OP.bug_class(f.signature) for key, f in found.items()}
-    assert None not in classes.values(), classes
+    found = campaign(OP.name, "legacy")
+    named = classes(OP.name, found)
     # The model sees UB and narrowing; the over-strict classes need torch (below).
-    assert set(classes.values()) == {
+    assert set(named.values()) == {
         "pad sum overflow",
         "output size past 32 bits",
         "out strides past int32",
-    }, classes
+    }, named
     narrowed = found["overflow | output_sizes.dim*.narrow"].case
     assert narrowed.input.sizes == (1,) and 1 + sum(narrowed.pad) == 2**31, narrowed
 
 
 def test_a_current_campaign_finds_nothing():
-    assert campaign("current") == {}
+    assert campaign(OP.name, "current") == {}
 
 
 def test_legacy_over_strict_classes_show_against_torch():
