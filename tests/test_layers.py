@@ -23,7 +23,13 @@ LAYERS = [
     ["judges", "check_ids"],
     ["ops.convolution.executorch_source", "ops.convolution.differences"],
     # Another op's torch mapping reads convolution's ATen helpers.
-    ["ops.constant_pad_nd.torch_checks", "ops.constant_pad_nd.differences"],
+    [
+        *(
+            f"{op}.{m}"
+            for op in ("ops.constant_pad_nd", "ops.max_pool2d_with_indices_backward")
+            for m in ("torch_checks", "differences")
+        ),
+    ],
     ["ops.convolution.torch_oracle", "ops.convolution.executorch_target", "native"],
     ["targets", "pool_judge"],
     ["findings"],

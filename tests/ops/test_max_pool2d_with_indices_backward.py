@@ -14,8 +14,14 @@ from convcheck import model, ops
 from convcheck.case import Case, TensorSpec
 from convcheck.generate import RandomSource
 from convcheck.ops.max_pool2d_with_indices_backward.case import MaxPoolBackwardCase
+from convcheck.ops.max_pool2d_with_indices_backward.differences import INTENTIONAL
 from convcheck.ops.max_pool2d_with_indices_backward.generate import build_case
 from convcheck.ops.max_pool2d_with_indices_backward.known_bugs import LEGACY_BUG_CLASSES
+from convcheck.ops.max_pool2d_with_indices_backward.torch_checks import (
+    TORCH_OVERFLOW,
+    check_path,
+    real_outcome,
+)
 
 OP = ops.get("max_pool2d_with_indices_backward")
 
@@ -174,3 +180,53 @@ def test_the_shrinker_moves_index_values_and_shapes_together():
     small = Shrinker(_crashes_at("loops.indices_read")).shrink(short)
     assert small.indices.numel == 1 < small.grad_output.numel <= 2, small
     assert (small.indices_fill, small.planted_at) == (0, None), small
+
+
+def test_current_and_torch_part_only_where_intended():
+    """Both accept with the same sizes or both refuse (for reasons that may come in
+    another order); where torch's own int product overflows, its answer is no rule."""
+    src = RandomSource(5)
+    compared = 0
+    for _ in range(2000):
+        case = build_case(src)
+        kernel, torch = model.run(case, "current").outcome, check_path(case)
+        if torch.check == TORCH_OVERFLOW or kernel.check in INTENTIONAL:
+            continue
+        compared += 1
+        assert kernel.verdict == torch.verdict, case.dumps()
+        assert kernel.out_sizes == torch.out_sizes, case.dumps()
+    assert compared > 1000
+
+
+def test_legacy_misses_two_checks_torch_makes():
+    # A window larger than the padded input: legacy's truncation gives 1 position.
+    wide = backward((1, 1, 1, 1), input=(1, 1, 4, 4), kernel=(3,), dilation=(2,))
+    # One padding value pads both dims; legacy holds it to the first kernel dim only.
+    padded = backward((1, 1, 2, 6), input=(1, 1, 4, 4), kernel=(3, 1)).replace(padding=(1,))
+    for case, check in [(wide, "output.invalid"), (padded, "padding.gt_half_kernel")]:
+        assert check_path(case).check == check
+        assert model.run(case, "current").outcome.check == check
+        assert model.run(case, "legacy").outcome.verdict == "accept"
+        assert OP.bug_class(("missing-check", check)) in LEGACY_BUG_CLASSES
+
+
+def _small(case) -> bool:
+    """Real torch can make it: small tensors, int64 indices, grad_input in input's dtype
+    (real_outcome calls the functional op, whose grad_input is torch's)."""
+    tensors = (case.input, case.grad_output, case.indices)
+    return max(t.numel for t in tensors) <= 4096 and case.indices.dtype == "int64"
+
+
+@pytest.mark.parametrize(
+    "cases", [300, pytest.param(2000, marks=pytest.mark.slow)], ids=["300", "2000"]
+)
+def test_the_check_path_is_real_torch(cases):
+    pytest.importorskip("torch")
+    src = RandomSource(6)
+    compared = 0
+    while compared < cases:
+        case = build_case(src)
+        if not _small(case) or check_path(case).check == TORCH_OVERFLOW:
+            continue
+        compared += 1
+        assert check_path(case).describe() == real_outcome(case).describe(), case.dumps()

@@ -1,7 +1,8 @@
 """``max_pool2d_with_indices_backward.grad_input``: ExecuTorch's portable backward of max
 pooling, which validates through ``kernel_ops_util``'s pooling checks and then trusts
 ``indices``: its sizes and its values. The case carries the values (``case.py`` says how);
-the model checks them in ``current``. No C kernel, torch mapping or solver shapes yet.
+the model checks them in ``current``. Its torch mapping is ``torch_checks``; no C
+kernel or solver shapes yet.
 """
 
 from __future__ import annotations

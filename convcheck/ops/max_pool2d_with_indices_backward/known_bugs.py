@@ -33,6 +33,13 @@ LEGACY_BUG_CLASSES: dict[str, list[tuple[str, ...]]] = {
     # padded input (an unbounded kernel size or dilation), and the int64 it is read back as.
     "output size wraps in size_t": _at("minus_dilated", "minus_1", "numerator", "plus_extra"),
     "output size past 32 bits": [("overflow", "pool_sizes.dim*.narrow")],
+    # A numerator between -stride and 0 truncates to a size of 1 (torch floors: 0).
+    "kernel larger than the padded input accepted": [("missing-check", "output.invalid")],
+    # padding_is_valid loops over the padding's own length: one value, which pads both
+    # dims, is held to the first kernel dim only.
+    "one padding value checked against one kernel dim": [
+        ("missing-check", "padding.gt_half_kernel")
+    ],
     # The resize gives grad_input the input's sizes, and its strides in int32.
     "grad_input strides past int32": [
         ("crash", "signed-integer-overflow", "out_strides.dim*"),
