@@ -7,13 +7,16 @@ its packages'; a module in no layer fails the test, so that a new one is placed 
 
 from test_layout import graph
 
+# The ops beside convolution, whose pieces sit beside convolution's.
+OTHER_OPS = ("constant_pad_nd", "max_pool2d_with_indices_backward", "convolution_backward")
+
 # From the top; names relative to ``convcheck.`` ("" is the package itself).
 LAYERS = [
     ["__main__", "cli", "commands", "ci", "export", "ops.convolution.upstream"],
     ["engines", "solver.engine", "strategies"],  # what proposes cases
     # An op's own object gathers its pieces from every layer below (the core finds it
     # through the registry, by name, never by an import).
-    ["ops.convolution", "ops.constant_pad_nd", "ops.max_pool2d_with_indices_backward"],
+    ["ops.convolution", *(f"ops.{op}" for op in OTHER_OPS)],
     ["campaign", "shards", "merge"],  # what judges them, in batches and processes
     ["solver"],  # what solves the model's steps: witnesses, proofs
     ["report", "report_html"],
@@ -22,33 +25,21 @@ LAYERS = [
     # The judges, and the targets and torch they start.
     ["judges", "check_ids"],
     ["ops.convolution.executorch_source", "ops.convolution.differences"],
-    # Another op's torch mapping reads convolution's ATen helpers.
-    [
-        *(
-            f"{op}.{m}"
-            for op in ("ops.constant_pad_nd", "ops.max_pool2d_with_indices_backward")
-            for m in ("torch_checks", "differences")
-        ),
-    ],
+    # The other ops' torch mappings read convolution's ATen helpers.
+    [f"ops.{op}.{m}" for op in OTHER_OPS for m in ("torch_checks", "differences")],
     ["ops.convolution.torch_oracle", "ops.convolution.executorch_target", "native"],
     ["targets", "pool_judge"],
     ["findings"],
     ["judgement"],
     # The op and the model: steps over the arithmetic, the cases they are run on.
-    # Another op's pieces read convolution's (its checks, its class lookup): each sits
+    # The other ops' pieces read convolution's (its checks, its class lookup): each sits
     # one layer above the convolution piece it reads.
-    [f"ops.constant_pad_nd.{m}" for m in ("known_bugs", "solving")]
-    + ["ops.max_pool2d_with_indices_backward.known_bugs"],
+    [f"ops.{op}.{m}" for op in OTHER_OPS for m in ("known_bugs", "solving")],
     [f"ops.convolution.{m}" for m in ("known_bugs", "report", "solving")],
-    [f"ops.constant_pad_nd.{m}" for m in ("legacy", "current", "checks", "generate")]
-    + [
-        f"ops.max_pool2d_with_indices_backward.{m}"
-        for m in ("legacy", "current", "checks", "generate")
-    ],
+    [f"ops.{op}.{m}" for op in OTHER_OPS for m in ("legacy", "current", "checks", "generate")],
     [
         *(f"ops.convolution.{m}" for m in ("legacy", "current", "checks", "case", "generate")),
-        "ops.constant_pad_nd.case",
-        "ops.max_pool2d_with_indices_backward.case",
+        *(f"ops.{op}.case" for op in OTHER_OPS),
     ],
     ["model", "generate", "fuzzed", "values", "describe"],
     ["", "case", "simplicity"],
