@@ -20,3 +20,21 @@ def classes(op, found):
     named = {key: ops.get(op).bug_class(f.signature) for key, f in found.items()}
     assert None not in named.values(), named
     return named
+
+
+def predicted_crashes(op, revision, cases=3000, seed=1):
+    """The classes of the crashes the model predicts for a sanitized kernel (with the
+    loops: the run entry) on ``cases`` small generated calls; None for a crash of no
+    known class."""
+    from convcheck import model
+    from convcheck.generate import RandomSource
+
+    the_op, src = ops.get(op), RandomSource(seed)
+    found = set()
+    for _ in range(cases):
+        case = the_op.build_case(src, small=True)
+        outcome = model.predict(model.run(case, revision), with_loops=True)
+        if outcome.verdict == "crash":
+            site = model.site_family(outcome.crash_site)
+            found.add(the_op.bug_class(("crash", outcome.crash_kind, site)))
+    return found
