@@ -13,7 +13,7 @@ from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution_backward.case import ConvolutionBackwardCase
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
-_GRADS = ("grad_input", "grad_weight", "grad_bias")
+GRADS = ("grad_input", "grad_weight", "grad_bias")
 
 
 class Call(conv.Call):
@@ -53,7 +53,7 @@ def own_args(call: Call, a: Arith) -> None:
 
 def grad_dtypes(call: Call, a: Arith) -> None:
     """Each requested gradient in input's dtype."""
-    for i, name in enumerate(_GRADS):
+    for i, name in enumerate(GRADS):
         if call.mask[i] and getattr(call.backward, name).dtype != call.input.dtype:
             raise Reject(f"dtype.{name}")
 
@@ -65,7 +65,7 @@ def grad_output_shape(call: Call, a: Arith) -> None:
         raise Reject("grad_output.sizes")
 
 
-def _resize(call: Call, a: Arith, name: str, sizes: tuple[int, ...]) -> None:
+def resize_grad(call: Call, a: Arith, name: str, sizes: tuple[int, ...]) -> None:
     """``resize_tensor``: the rank cannot change, sizes are non-negative, the numel fits
     ssize_t, then the strides in int32 (convolution's arithmetic)."""
     t: TensorSpec = getattr(call.backward, name)

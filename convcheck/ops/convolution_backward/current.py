@@ -9,15 +9,8 @@ from __future__ import annotations
 import convcheck.ops.convolution.current as conv
 from convcheck.fixedint import Arith
 from convcheck.model.steps import Reject
-from convcheck.ops.convolution_backward import legacy
-from convcheck.ops.convolution_backward.checks import (
-    Call,
-    _resize,
-    dtype_switch,
-    grad_bias_writes,
-    grad_output_shape,
-    own_args,
-)
+from convcheck.ops.convolution_backward import checks, legacy
+from convcheck.ops.convolution_backward.checks import Call, resize_grad
 
 
 def output_mask(call: Call, a: Arith) -> None:
@@ -41,12 +34,12 @@ def grads_fit(call: Call, a: Arith) -> None:
 def resize_grads(call: Call, a: Arith) -> None:
     case = call.backward
     if call.mask[0]:
-        _resize(call, a, "grad_input", case.input.sizes)
+        resize_grad(call, a, "grad_input", case.input.sizes)
     if call.mask[1]:
-        _resize(call, a, "grad_weight", case.weight.sizes)
+        resize_grad(call, a, "grad_weight", case.weight.sizes)
     if call.mask[2]:
         channels = (case.weight.sizes[0],)
-        _resize(call, a, "grad_bias", channels)
+        resize_grad(call, a, "grad_bias", channels)
         call.grad_bias_sizes = channels
 
 
@@ -68,13 +61,13 @@ CHECKS = {
 }
 
 STEPS = (
-    own_args,
+    checks.own_args,
     output_mask,
     *(_CONV_STEPS[name] for name in (*_CONVOLUTION_ARGS, *_OUTPUT)),
-    grad_output_shape,
+    checks.grad_output_shape,
     grads_fit,
     resize_grads,
-    dtype_switch,
-    grad_bias_writes,
+    checks.dtype_switch,
+    checks.grad_bias_writes,
 )
 LOOP_STEPS = frozenset({"grad_bias_writes"})

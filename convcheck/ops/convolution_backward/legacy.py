@@ -11,13 +11,13 @@ import convcheck.ops.convolution.legacy as conv
 from convcheck.fixedint import Arith
 from convcheck.model.steps import Reject
 from convcheck.ops.convolution_backward.checks import (
-    _GRADS,
+    GRADS,
     Call,
-    _resize,
     dtype_switch,
     grad_bias_writes,
     grad_output_shape,
     own_args,
+    resize_grad,
 )
 
 
@@ -25,7 +25,7 @@ def output_mask(call: Call, a: Arith) -> None:
     """Each entry read, then its gradient's dtype checked; an entry past the list's end
     is read all the same (an unreadable one counts as false here: the read is the bug)."""
     mask = call.backward.output_mask
-    for i, name in enumerate(_GRADS):
+    for i, name in enumerate(GRADS):
         if i >= len(mask):
             a.out_of_bounds_read("output_mask.read", len(mask), i + 1)
         call.mask[i] = i < len(mask) and mask[i] != 0
@@ -38,11 +38,11 @@ def resize_grads(call: Call, a: Arith) -> None:
     ``bias_sizes`` when given (else it keeps its own), each only where requested."""
     case = call.backward
     if call.mask[0]:
-        _resize(call, a, "grad_input", case.input.sizes)
+        resize_grad(call, a, "grad_input", case.input.sizes)
     if call.mask[1]:
-        _resize(call, a, "grad_weight", case.weight.sizes)
+        resize_grad(call, a, "grad_weight", case.weight.sizes)
     if case.bias_sizes_given and call.mask[2]:
-        _resize(call, a, "grad_bias", case.bias_sizes)
+        resize_grad(call, a, "grad_bias", case.bias_sizes)
         call.grad_bias_sizes = case.bias_sizes
 
 
