@@ -7,28 +7,40 @@ its packages'; a module in no layer fails the test, so that a new one is placed 
 
 from test_layout import graph
 
+# The ops beside convolution, whose pieces sit beside convolution's.
+OTHER_OPS = ("constant_pad_nd", "max_pool2d_with_indices_backward", "convolution_backward")
+
 # From the top; names relative to ``convcheck.`` ("" is the package itself).
 LAYERS = [
     ["__main__", "cli", "commands", "ci", "export", "ops.convolution.upstream"],
     ["engines", "solver.engine", "strategies"],  # what proposes cases
     # An op's own object gathers its pieces from every layer below (the core finds it
     # through the registry, by name, never by an import).
-    ["ops.convolution"],
+    ["ops.convolution", *(f"ops.{op}" for op in OTHER_OPS)],
     ["campaign", "shards", "merge"],  # what judges them, in batches and processes
     ["solver"],  # what solves the model's steps: witnesses, proofs
     ["report", "report_html"],
     ["corpus"],
-    ["shrink", "ops.convolution.shrink"],
+    ["shrink", "ops.convolution.shrink", "ops.max_pool2d_with_indices_backward.shrink"],
     # The judges, and the targets and torch they start.
     ["judges", "check_ids"],
     ["ops.convolution.executorch_source", "ops.convolution.differences"],
+    # The other ops' torch mappings read convolution's ATen helpers.
+    [f"ops.{op}.{m}" for op in OTHER_OPS for m in ("torch_checks", "differences")],
     ["ops.convolution.torch_oracle", "ops.convolution.executorch_target", "native"],
     ["targets", "pool_judge"],
     ["findings"],
     ["judgement"],
     # The op and the model: steps over the arithmetic, the cases they are run on.
+    # The other ops' pieces read convolution's (its checks, its class lookup): each sits
+    # one layer above the convolution piece it reads.
+    [f"ops.{op}.{m}" for op in OTHER_OPS for m in ("known_bugs", "solving")],
     [f"ops.convolution.{m}" for m in ("known_bugs", "report", "solving")],
-    [f"ops.convolution.{m}" for m in ("legacy", "current", "checks", "case", "generate")],
+    [f"ops.{op}.{m}" for op in OTHER_OPS for m in ("legacy", "current", "checks", "generate")],
+    [
+        *(f"ops.convolution.{m}" for m in ("legacy", "current", "checks", "case", "generate")),
+        *(f"ops.{op}.case" for op in OTHER_OPS),
+    ],
     ["model", "generate", "fuzzed", "values", "describe"],
     ["", "case", "simplicity"],
     ["sandbox", "sanitizer", "progress", "lazy", "_worker_main"],

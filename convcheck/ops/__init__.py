@@ -48,6 +48,9 @@ __all__ = [
 # name -> "module:attribute" of the op's ``OP``
 OPS: dict[str, str] = {
     "convolution": "convcheck.ops.convolution:OP",
+    "constant_pad_nd": "convcheck.ops.constant_pad_nd:OP",
+    "max_pool2d_with_indices_backward": "convcheck.ops.max_pool2d_with_indices_backward:OP",
+    "convolution_backward": "convcheck.ops.convolution_backward:OP",
 }
 DEFAULT_OP = "convolution"
 

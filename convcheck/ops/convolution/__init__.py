@@ -8,7 +8,9 @@ in a report and shrink, and the ExecuTorch targets (the 1.5.1 wheel, a user's ch
 
 from __future__ import annotations
 
-from types import MappingProxyType
+from collections.abc import Callable, Mapping
+from types import MappingProxyType, ModuleType
+from typing import Any
 
 from convcheck.model.steps import Revision
 from convcheck.ops import Op
@@ -38,21 +40,27 @@ def _torch_available() -> bool:
     return torch_oracle.available()
 
 
-class Convolution(Op):
-    name = "convolution"
-    case_type = ConvolutionCase
-    revisions = MappingProxyType(
+def revisions_of(call: Callable[[Any], Any], *modules: ModuleType) -> Mapping[str, Revision]:
+    """Each module's revision, named as the module is, from its ``STEPS``, ``LOOP_STEPS``
+    and ``CHECKS`` (every op that keeps a revision a module writes its revisions so)."""
+    return MappingProxyType(
         {
             module.__name__.rpartition(".")[2]: Revision(
                 module.__name__.rpartition(".")[2],
                 module.STEPS,
                 module.LOOP_STEPS,
-                Call,
+                call,
                 MappingProxyType(module.CHECKS),
             )
-            for module in (legacy, current)
+            for module in modules
         }
     )
+
+
+class Convolution(Op):
+    name = "convolution"
+    case_type = ConvolutionCase
+    revisions = revisions_of(Call, legacy, current)
 
     build_case = staticmethod(build_case)
     rare = (empty_input_with_strides_past_int32,)

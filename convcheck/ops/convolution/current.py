@@ -10,6 +10,8 @@ sizes that do not fit the 32-bit size type rejected; input and out dim orders ma
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from convcheck.fixedint import INT32_MAX, Arith
 from convcheck.ops.convolution import legacy
 from convcheck.ops.convolution.checks import (
@@ -149,7 +151,9 @@ def output_fits(call: Call, a: Arith) -> None:
     call.out_sizes = [a.narrow_i32(s, "output_fits.narrow") for s in call.out_sizes]
 
 
-def _strides_fit(sizes: list[int], order: tuple[int, ...], a: Arith, site: str, check: str) -> None:
+def int32_strides_fit(
+    sizes: Sequence[int], order: tuple[int, ...], a: Arith, site: str, check: str
+) -> None:
     """Rejects with ``check`` when a stride the tensor library would compute in int32 from
     these sizes passes INT32_MAX. Computed in int64 (each is a product of sizes below
     2^31, each factor at most INT32_MAX once the previous one passed)."""
@@ -164,7 +168,7 @@ def _strides_fit(sizes: list[int], order: tuple[int, ...], a: Arith, site: str, 
 def out_strides(call: Call, a: Arith) -> None:
     """Beyond PR 24385: out's strides must fit the int32 stride type too, and a call whose
     out would need a larger one is refused before the tensor library computes them."""
-    _strides_fit(call.out_sizes, call.out.order, a, "out_strides", "output.stride_too_large")
+    int32_strides_fit(call.out_sizes, call.out.order, a, "out_strides", "output.stride_too_large")
     int32_out_strides(call, a)
 
 
@@ -174,7 +178,7 @@ def strides_fit(call: Call, a: Arith) -> None:
     Only a non-empty out gets here, as only then do the loops run."""
     for name, tensor in (("input", call.input), ("weight", call.weight)):
         sizes, order = unsqueezed(tensor)
-        _strides_fit(sizes, order, a, f"strides_fit.{name}", f"{name}.stride_too_large")
+        int32_strides_fit(sizes, order, a, f"strides_fit.{name}", f"{name}.stride_too_large")
 
 
 # The check ids each step rejects with, in the order it checks them (docs/checks.md);

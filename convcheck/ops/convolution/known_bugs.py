@@ -50,15 +50,19 @@ UB_KINDS = ("crash", "ordering", "overflow")
 
 
 def bug_class(signature: tuple[str, ...]) -> str | None:
-    """The class a signature shows: one of its signatures, or a finding of another UB kind
-    at one of its UB sites (a target that crashes where our kernel's model says
-    "ordering" shows the same bug)."""
+    return class_of(signature, LEGACY_BUG_CLASSES)
+
+
+def class_of(signature: tuple[str, ...], classes: dict[str, list[tuple[str, ...]]]) -> str | None:
+    """The class of ``classes`` a signature shows: one of its signatures, or a finding of
+    another UB kind at one of its UB sites (a target that crashes where our kernel's model
+    says "ordering" shows the same bug). Other ops' tables are read the same way."""
     signature = tuple(signature)
-    for name, signatures in LEGACY_BUG_CLASSES.items():
+    for name, signatures in classes.items():
         if signature in signatures:
             return name
     if signature[0] in UB_KINDS:
-        for name, signatures in LEGACY_BUG_CLASSES.items():
+        for name, signatures in classes.items():
             if any(s[0] in UB_KINDS and s[-1] == signature[-1] for s in signatures):
                 return name
     return None
