@@ -52,6 +52,10 @@ class Entry(Signed):
     explanation: str
     path: Path | None = None
     also: tuple[tuple[str, ...], ...] = ()  # signatures merged into this entry
+    # Its case shrunk (or left as found by a campaign's minimising), as the report's rows
+    # assume when they name a bug by the fixed revision's check; entries from before the
+    # field were.
+    minimized: bool = True
 
 
 def entry_name(signature: tuple[str, ...]) -> str:
@@ -60,7 +64,13 @@ def entry_name(signature: tuple[str, ...]) -> str:
     return f"{words[:60].rstrip('-')}-{digest}"
 
 
-def to_json(finding: Finding, revision: str, target: str | None, meta: dict[str, Any]) -> dict:
+def to_json(
+    finding: Finding,
+    revision: str,
+    target: str | None,
+    meta: dict[str, Any],
+    minimized: bool = True,
+) -> dict:
     return {
         "format": FORMAT_VERSION,
         "name": entry_name(finding.signature),
@@ -71,17 +81,25 @@ def to_json(finding: Finding, revision: str, target: str | None, meta: dict[str,
         "target": target,
         "explanation": finding.explanation,
         "case": finding.case.to_json(),
+        "minimized": minimized,
         "outcomes": {judge: o.to_json() for judge, o in finding.outcomes.items()},
         **({"also": [list(s) for s in finding.also]} if finding.also else {}),
         **meta,
     }
 
 
-def write(directory: Path, finding: Finding, revision: str, target: str | None, meta: dict) -> Path:
+def write(
+    directory: Path,
+    finding: Finding,
+    revision: str,
+    target: str | None,
+    meta: dict,
+    minimized: bool = True,
+) -> Path:
     """Write (or replace) the finding's file atomically; returns its path. A folder that
     cannot take it is a ``ConvcheckError``; the entries written before stay whole."""
     files.folder(directory, "corpus folder")
-    data = to_json(finding, revision, target, meta)
+    data = to_json(finding, revision, target, meta, minimized)
     text = json.dumps(data, indent=2, sort_keys=True) + "\n"
     return files.write_atomically(directory / f"{data['name']}.json", text, "corpus folder")
 
@@ -146,6 +164,11 @@ def from_json(obj: Any, path: Path) -> Entry:
     explanation = obj.get("explanation", "")
     if not _is_text(explanation):
         raise ConvcheckError(f"{where}: explanation must be text, got {value_repr(explanation)}")
+    minimized = obj.get("minimized", True)
+    if not isinstance(minimized, bool):
+        raise ConvcheckError(
+            f"{where}: minimized must be true or false, got {value_repr(minimized)}"
+        )
     # Entries written before there was more than one op are convolution's.
     op = obj.get("op", ops.DEFAULT_OP)
     if not isinstance(op, str) or op not in ops.names():
@@ -167,6 +190,7 @@ def from_json(obj: Any, path: Path) -> Entry:
         explanation=explanation,
         path=path,
         also=tuple(tuple(s) for s in also),
+        minimized=minimized,
     )
 
 

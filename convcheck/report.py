@@ -171,17 +171,19 @@ def bug_rows(run) -> list[BugRow]:
 
 def _as_kept(run) -> tuple[list[Finding], set[str]]:
     """The campaign's findings and the keys of the minimised ones, each finding the corpus
-    had already with the corpus's case: that one was minimised before it was kept, the
-    call the campaign met again is as it came (a campaign minimises only what is new)."""
+    had already with the corpus's case: that one was minimised before it was kept (when
+    its entry says so: ``--no-minimize`` keeps them as found), the call the campaign met
+    again is as it came (a campaign minimises only what is new)."""
     found = dict(run.found)
     minimised = set(run.minimized)
     again = [key for key in found if key in run.known]
     if again and run.corpus_dir is not None and run.corpus_dir.is_dir():
-        kept = {k: e.case for e in corpus.load_all(run.corpus_dir, run.torch_dir) for k in e.keys}
+        kept = {k: e for e in corpus.load_all(run.corpus_dir, run.torch_dir) for k in e.keys}
         for key in again:
             if key in kept:
-                found[key] = dataclasses.replace(found[key], case=kept[key])
-                minimised.add(key)
+                found[key] = dataclasses.replace(found[key], case=kept[key].case)
+                if kept[key].minimized:
+                    minimised.add(key)
     return list(found.values()), minimised
 
 
