@@ -360,6 +360,14 @@ class Campaign:
                     corpus.remove(self.corpus_dir, also[merged.index(key)])
             self._write(finding)
 
+    @property
+    def too_few(self) -> bool:
+        """Judged too few cases to say anything of the kernel: not even the first batch's,
+        when the budget asked for more and no signal stopped it (every case cut unjudged
+        at the deadline: a target that hangs, workers still starting)."""
+        wanted = FIRST_BATCH if self.budget.cases is None else min(FIRST_BATCH, self.budget.cases)
+        return self.stats.cases < wanted and not self.judges.stopped
+
     def new_findings(self, about_kernel: bool = False) -> list[Finding]:
         """New this campaign; ``about_kernel`` leaves torch's own bugs out."""
         return [

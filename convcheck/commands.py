@@ -176,8 +176,27 @@ def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
         stdout.write(f"report: {files.shown(written)}\n")
     if judges.stopped:
         stderr.write("convcheck: stopped by a signal; the report holds what was found until then\n")
+    kernel = any(f.about_kernel for f in run.found.values())
+    if run.too_few and not kernel:
+        raise ConvcheckError(_too_few(run, args))
     # Known or new, a finding about the kernel is a finding (the exit codes' promise).
-    return FOUND if any(f.about_kernel for f in run.found.values()) else OK
+    return FOUND if kernel else OK
+
+
+def _too_few(run, args) -> str:
+    """Why a campaign judged (nearly) nothing, as far as it knows: "nothing found" would
+    be a claim it cannot make."""
+    from convcheck.report import counted
+
+    judged = "no case" if run.stats.cases == 0 else f"only {counted(run.stats.cases, 'case')}"
+    if run.shard_failures:
+        why = f"its shards failed ({run.shard_failures[0]})"
+    elif run.budget.seconds is not None and run.budget.seconds <= args.timeout:
+        why = f"--time {run.budget.seconds:g} is not longer than --timeout {args.timeout:g}"
+    else:
+        why = "every case was cut at the deadline (a target that hangs, or too many --jobs"
+        why += " to start on this machine)"
+    return f"the campaign judged {judged} in {run.budget.describe()}: {why}"
 
 
 def _torch_folder(args, corpus_dir: Path) -> Path:

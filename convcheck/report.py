@@ -372,6 +372,8 @@ def format_campaign(run, args) -> str:
                 written = f", written to {files.shown(run.corpus_dir)}/"
             says = fold.says if any(fold.with_case(r) for r in kernel) else FOLDS[-1].says
             lines.append(f"{counted(len(kernel), 'kernel bug')} ({new} new{written}), {says}")
+        elif run.stats.cases == 0 or run.too_few:
+            lines.append(f"{counted(run.stats.cases, 'case')} judged: nothing to say of the kernel")
         else:
             lines.append("no kernel bugs")
         if shown:

@@ -97,6 +97,7 @@ FINDINGS = [
 
 def campaign_with(findings, known=(), corpus_dir=None):
     campaign = Campaign(None, corpus_dir, known=set(known), budget=Budget(cases=1))
+    campaign.stats.cases = 1  # its budget judged
     for seconds, f in enumerate(findings):
         campaign.found[f.key] = f
         campaign.stats.first_found[f.key] = float(seconds)
@@ -353,6 +354,13 @@ def test_known_findings_are_marked_and_not_counted_new():
 
 def test_no_findings_says_so_in_one_line():
     assert report([])[1:] == ["no kernel bugs"]
+
+
+def test_no_case_judged_is_not_no_findings():
+    campaign = campaign_with([])
+    campaign.stats.cases = 0
+    lines = format_campaign(campaign, SimpleNamespace(**vars(ARGS))).splitlines()
+    assert lines[1:] == ["0 cases judged: nothing to say of the kernel"]
 
 
 def test_a_terminal_gets_the_same_report_in_colour(monkeypatch):
