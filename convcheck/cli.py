@@ -33,6 +33,11 @@ from convcheck.export import cmd_export
 from convcheck.validation import check_positive_int, check_seconds
 
 ERROR = 2
+# --jobs at most: each job is a process importing torch (a shard, ~250 MB resident here)
+# with workers of its own (~220 MB each with torch), so 64 already ask for tens of GB, a
+# large CI runner's memory and cores; results do not depend on it (a seeded campaign finds
+# the same with any number), and 100000 spent minutes starting workers and never judged.
+MAX_JOBS = 64
 
 
 class _Parser(argparse.ArgumentParser):
@@ -62,7 +67,7 @@ def _judges(parser: argparse.ArgumentParser, torch_flag: bool = True) -> None:
     )
     parser.add_argument(
         "--jobs",
-        type=_checked("jobs", int, check_positive_int),
+        type=_checked("jobs", int, lambda name, value: check_positive_int(name, value, MAX_JOBS)),
         default=1,
         help="worker processes per judge; fuzz and ci's campaigns: processes that each judge "
         "a share of the cases with one worker per judge",
