@@ -339,9 +339,10 @@ def cmd_ci(args, stdout: TextIO, stderr: TextIO) -> int:
         stdout.write(f"report: {files.shown(ci_report(Path(args.report), result, args))}\n")
     if result.failed:
         return FOUND
-    if result.stopped:
-        # Not every entry was judged: "nothing found" would be a claim the job cannot make.
-        raise ConvcheckError("ci: stopped by a signal before the job was done")
+    if result.unfinished:
+        # Not every entry or campaign was judged: "nothing found" would be a claim the job
+        # cannot make.
+        raise ConvcheckError(f"ci: {result.unfinished}")
     return OK
 
 

@@ -478,6 +478,10 @@ def junit_xml(result) -> str:
         text = escape("\n".join(result.unproven))
         body = f'<failure message="{len(result.unproven)} sites not proven">{text}</failure>'
         cases.append(f'  <testcase classname="convcheck.prove" name="current">{body}</testcase>')
+    if result.unfinished:
+        # The tests above that passed may only be unjudged: the job itself is an error.
+        body = f"<error message={quoteattr(result.unfinished)}/>"
+        cases.append(f'  <testcase classname="convcheck.ci" name="job">{body}</testcase>')
     return junit_suite("convcheck", cases)
 
 
@@ -558,7 +562,11 @@ def ci_corpus_line(result) -> str:
 def ci_campaign_line(c) -> str:
     if c.skipped:
         return f"campaign {c.engine}: skipped ({c.skipped})"
-    return f"campaign {c.engine}: {c.cases:,} cases in {c.seconds:.1f} s, {len(c.new)} new findings"
+    few = ", too few to pass" if c.too_few else ""
+    return (
+        f"campaign {c.engine}: {c.cases:,} cases in {c.seconds:.1f} s{few}, "
+        f"{len(c.new)} new findings"
+    )
 
 
 def format_ci(result, show_torch_bugs: bool = False) -> str:
@@ -576,7 +584,8 @@ def format_ci(result, show_torch_bugs: bool = False) -> str:
             lines.append(f"    reproduce: {f.case.dumps()}")
     for line in result.unproven:
         lines.append(f"prove: NOT proven: {line}")
-    lines.append("verdict: " + ("FAILED" if result.failed else "passed"))
+    verdict = "FAILED" if result.failed else result.unfinished or "passed"
+    lines.append(f"verdict: {verdict}")
     return "\n".join(lines)
 
 

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,33 @@ def test_a_full_disk_in_the_atheris_child_is_one_line_and_exit_2(full_disk):
     assert last.startswith("convcheck: the atheris engine's child stopped")
     assert "No space left" in last
     assert "Traceback" not in done.stderr
+
+
+def test_an_interrupted_ci_says_so_and_its_junit_too(hanging, pid_file, tmp_path):
+    corpus, results = tmp_path / "corpus", tmp_path / "results"
+    corpus.mkdir()
+    command = [
+        *(sys.executable, "-m", "convcheck", "ci", "--revision", "legacy", "--target", hanging),
+        *("--no-torch", "--timeout", "3600", "--cases", "1000000000"),
+        *("--corpus", str(corpus), "--results", str(results)),
+    ]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + GENEROUS
+        while not _pids(pid_file) and time.monotonic() < deadline:
+            assert child.poll() is None, child.communicate()
+            time.sleep(0.05)
+        assert _pids(pid_file), "the target never hung"
+        child.send_signal(signal.SIGINT)
+        stdout, stderr = child.communicate(timeout=GENEROUS)
+    finally:
+        child.kill()
+        child.wait()
+    assert child.returncode == 2, stderr
+    assert "verdict: passed" not in stdout, stdout
+    assert "verdict: interrupted" in stdout, stdout
+    assert "Traceback" not in stderr
+    suite = ET.parse(results / "junit.xml").getroot()
+    assert suite.get("errors") == "1", ET.tostring(suite)
+    (error,) = suite.iter("error")
+    assert "interrupted" in error.get("message")
