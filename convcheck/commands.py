@@ -280,10 +280,12 @@ def cmd_minimize(args, stdout: TextIO, stderr: TextIO) -> int:
     from convcheck.shrink import Shrinker
 
     case = load_case(args.case, args.op)
-    with _open_judges(args) as judges:
+    with _open_judges(args) as judges, judges.stop_on_signals():
         found = judges.evaluate([case])[0]
         if args.kind:
             found = [f for f in found if f.kind == args.kind]
+        if judges.stopped and not found:
+            raise ConvcheckError("minimize: stopped by a signal before the case was judged")
         if not found:
             stderr.write(
                 "convcheck: the case shows no finding"
@@ -301,6 +303,8 @@ def cmd_minimize(args, stdout: TextIO, stderr: TextIO) -> int:
     stdout.write(json.dumps(small.to_json(), indent=2) + "\n")
     wrapped, _, model_findings = model.classify(small, args.revision)
     stdout.write(format_trace(wrapped, model_findings) + "\n")
+    if judges.stopped:
+        stderr.write("convcheck: stopped by a signal; the case shown is as far as it shrank\n")
     return FOUND
 
 

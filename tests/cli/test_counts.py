@@ -3,11 +3,17 @@ findings as on an empty one (exit 1 for findings, new or known), and never "no k
 bugs" from a campaign that judged nothing."""
 
 import io
+import os
 import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from hostile import build
 
+from convcheck import campaign
 from convcheck.cli import main
 
 # A campaign on legacy that finds a dozen bugs in half a second.
@@ -62,3 +68,50 @@ def test_a_campaign_that_judged_no_case_does_not_say_no_kernel_bugs(hanging, tmp
     last = err.splitlines()[-1]
     assert last.startswith("convcheck: the campaign judged no case"), err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
+def test_a_signal_while_minimising_ends_with_the_report(tmp_path, monkeypatch, signum):
+    real, calls = campaign.minimize, []
+
+    def signalled(*args, **kwargs):
+        # Delivered in the main thread, between two of the shrinker's bytecodes.
+        calls.append(os.kill(os.getpid(), signum))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(campaign, "minimize", signalled)
+    code, out, err = run("fuzz", *FOUND, "--corpus", tmp_path)
+    assert calls, "nothing was minimised: the test proves nothing"
+    assert code == 1, out + err
+    assert bugs_line(out), out
+    assert err.splitlines()[-1].startswith("convcheck: stopped by a signal"), err
+
+
+# ``convcheck minimize`` with the shrinker's first candidate signalled, in a child: a
+# SIGTERM it does not handle would end the test's own process.
+SIGNALLED_MINIMIZE = """
+import os, sys
+from convcheck import shrink
+from convcheck.cli import main
+real = shrink.Shrinker.shrink
+def signalled(self, case):
+    os.kill(os.getpid(), int(sys.argv[1]))
+    return real(self, case)
+shrink.Shrinker.shrink = signalled
+sys.exit(main(["minimize", "--revision", "legacy", "--no-torch", sys.argv[2]]))
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
+def test_a_signal_while_minimising_one_case_prints_the_smallest_so_far(signum):
+    example = (
+        Path(__file__).parents[2] / "convcheck/examples/groups_overflow_before_validation.json"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNALLED_MINIMIZE, str(int(signum)), str(example)],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("finding: "), done.stdout
+    assert '"groups"' in done.stdout  # the case as far as it was shrunk
+    assert done.stderr.splitlines()[-1].startswith("convcheck: stopped by a signal"), done.stderr
