@@ -15,7 +15,7 @@ from convcheck.errors import ConvcheckError, InvalidCase
 from convcheck.report import counted, describe_unknown, format_trace
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from convcheck.solver.against_torch import TorchDisagreement
     from convcheck.solver.revisions import Disagreement
@@ -169,14 +169,15 @@ def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
             run.minimize_all(seconds=args.minimize_time)
     write_report(format_campaign(run, args), stdout)
     _unknown_ids(judges, stdout)
+    kernel = any(f.about_kernel for f in run.found.values())
     if args.report:
-        from convcheck.report_html import fuzz_report
+        from convcheck import report_html
 
-        written = fuzz_report(Path(args.report), run, args, campaign_summary(run, args))
-        stdout.write(f"report: {files.shown(written)}\n")
+        summary = campaign_summary(run, args)
+        html = lambda: report_html.fuzz_report(Path(args.report), run, args, summary)  # noqa: E731
+        _write_html(html, kernel, stdout, stderr)
     if judges.stopped:
         stderr.write("convcheck: stopped by a signal; the report holds what was found until then\n")
-    kernel = any(f.about_kernel for f in run.found.values())
     if run.too_few and not kernel:
         raise ConvcheckError(_too_few(run, args))
     # Known or new, a finding about the kernel is a finding (the exit codes' promise).
@@ -217,7 +218,28 @@ def _check_report(args) -> None:
         from convcheck.report_html import check_available
 
         check_available()
-        files.folder(Path(args.report).parent, "report folder", probe=True)
+        path = Path(args.report)
+        # A folder, a FIFO or a device would be replaced (or refused) only after the
+        # campaign: the report is one regular file.
+        if path.is_dir() or path.name in ("", ".", ".."):
+            raise ConvcheckError(
+                f"--report {files.shown(args.report)}: is a folder; name the HTML file to "
+                f"write in it (--report {files.shown(path / 'report.html')})"
+            )
+        if path.exists() and not path.is_file():
+            raise ConvcheckError(f"--report {files.shown(args.report)}: is not a regular file")
+        files.folder(path.parent, "report folder", probe=True)
+
+
+def _write_html(write: Callable[[], Path], found: bool, stdout: TextIO, stderr: TextIO) -> None:
+    """The HTML report after the run: when it cannot be written (a full disk), its one
+    line goes to stderr and the exit code still says what was found."""
+    try:
+        stdout.write(f"report: {files.shown(write())}\n")
+    except ConvcheckError as e:
+        if not found:
+            raise
+        stderr.write(f"convcheck: {e}\n")
 
 
 def _budget(args):
@@ -340,7 +362,8 @@ def cmd_ci(args, stdout: TextIO, stderr: TextIO) -> int:
     if args.report:
         from convcheck.report_html import ci_report
 
-        stdout.write(f"report: {files.shown(ci_report(Path(args.report), result, args))}\n")
+        html = lambda: ci_report(Path(args.report), result, args)  # noqa: E731
+        _write_html(html, result.failed, stdout, stderr)
     if result.failed:
         return FOUND
     if result.unfinished:

@@ -5,6 +5,7 @@ each rule of the layout is checked on its own; one seeded campaign runs them end
 """
 
 import io
+import os
 import re
 import sys
 import time
@@ -13,9 +14,11 @@ from types import SimpleNamespace
 import pytest
 from builders import conv, conv_t, t
 
+from convcheck import report_html
 from convcheck.campaign import Budget, Campaign
 from convcheck.cli import main
 from convcheck.describe import describe_case, describe_int
+from convcheck.errors import ConvcheckError
 from convcheck.findings import Finding, FindingKind
 from convcheck.outcome import Outcome
 from convcheck.progress import Progress
@@ -520,6 +523,46 @@ def test_a_report_that_cannot_be_written_is_refused_before_the_campaign(tmp_path
     )
     assert code == 2 and out == ""
     assert err.startswith("convcheck: report folder") and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("where", ["folder", "root", "fifo"])
+@pytest.mark.parametrize("command", ["fuzz", "ci"])
+def test_a_report_naming_no_file_is_refused_before_the_campaign(tmp_path, where, command):
+    pytest.importorskip("matplotlib")
+    report = {"folder": tmp_path, "root": "/", "fifo": tmp_path / "fifo"}[where]
+    if where == "fifo":
+        os.mkfifo(report)
+    corpus = tmp_path / "c"
+    # ci replays the corpus: it must be there; fuzz makes it.
+    options = ("--corpus", corpus, "--results", tmp_path / "r") if command == "ci" else ()
+    if command == "ci":
+        corpus.mkdir()
+    else:
+        options = ("--corpus", corpus)
+    code, out, err = run(command, "--no-torch", "--cases", 1, *options, "--report", report)
+    assert (code, out) == (2, ""), err
+    assert err.startswith(f"convcheck: --report {report}: "), err
+    assert len(err.splitlines()) == 1 and "cannot write" not in err, err
+    assert not list(corpus.glob("*.json"))
+
+
+def test_a_report_that_fails_after_the_campaign_keeps_its_findings(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+
+    def full(*args):
+        raise ConvcheckError("report file r.html: cannot write: No space left on device")
+
+    monkeypatch.setattr(report_html, "fuzz_report", full)
+    code, out, err = run(
+        *("fuzz", "--revision", "legacy", "--no-torch", "--cases", 512, "--no-minimize"),
+        *("--corpus", tmp_path, "--report", tmp_path / "r.html"),
+    )
+    assert code == 1, err
+    assert "kernel bug" in out
+    assert (
+        err.splitlines()[-1]
+        == "convcheck: report file r.html: cannot write: No space left on device"
+    )
 
 
 def test_a_report_without_matplotlib_is_refused_before_the_campaign(tmp_path, monkeypatch):
