@@ -31,7 +31,7 @@ from convcheck.findings import (
     point,
 )
 from convcheck.model import REVISIONS
-from convcheck.outcome import Outcome
+from convcheck.outcome import Outcome, Verdict
 
 FORMAT_VERSION = 1
 # torch's own bugs live apart from the kernel's findings, in this subfolder of a corpus
@@ -164,6 +164,11 @@ def from_json(obj: Any, path: Path) -> Entry:
     explanation = obj.get("explanation", "")
     if not _is_text(explanation):
         raise ConvcheckError(f"{where}: explanation must be text, got {value_repr(explanation)}")
+    _check_outcomes(obj.get("outcomes", {}), where)
+    for meta in ("torch_version", "found_by"):
+        value = obj.get(meta)
+        if value is not None and not _is_text(value):
+            raise ConvcheckError(f"{where}: {meta} must be text or null, got {value_repr(value)}")
     minimized = obj.get("minimized", True)
     if not isinstance(minimized, bool):
         raise ConvcheckError(
@@ -245,6 +250,46 @@ def _migrated_crash(signature: tuple[str, ...], obj: dict, where: str, folded):
         "crash, but outcomes.native has none to key it on: judge the case again "
         "(convcheck judge) and save it anew"
     )
+
+
+def _check_outcomes(outcomes: Any, where: str) -> None:
+    """Every judge's stored outcome, as ``Outcome.to_json`` writes it: read back by the
+    migration of old entries and by ``export``, so a wrong type is refused here."""
+    if not isinstance(outcomes, dict):
+        raise ConvcheckError(
+            f"{where}: outcomes must be an object of judges' outcomes, got {value_repr(outcomes)}"
+        )
+    for judge, outcome in outcomes.items():
+        field = f"{where}: outcomes.{judge}"
+        if not isinstance(outcome, dict):
+            raise ConvcheckError(f"{field} must be an object, got {value_repr(outcome)}")
+        verdict = outcome.get("verdict")
+        if verdict not in tuple(Verdict):
+            known = ", ".join(Verdict)
+            raise ConvcheckError(
+                f"{field}.verdict {value_repr(verdict)} is unknown (known: {known})"
+            )
+        check = outcome.get("check")
+        if check is not None and not _is_text(check):
+            raise ConvcheckError(f"{field}.check must be text or null, got {value_repr(check)}")
+        sizes = outcome.get("out_sizes")
+        if sizes is not None and not (
+            isinstance(sizes, list) and all(type(n) is int for n in sizes)
+        ):
+            raise ConvcheckError(
+                f"{field}.out_sizes must be a list of integers or null, got {value_repr(sizes)}"
+            )
+        crash = outcome.get("crash")
+        if crash is not None and not isinstance(crash, dict):
+            raise ConvcheckError(
+                f"{field}.crash must be an object or null, got {value_repr(crash)}"
+            )
+        for part in ("kind", "site"):
+            value = (crash or {}).get(part)
+            if value is not None and not _is_text(value):
+                raise ConvcheckError(
+                    f"{field}.crash.{part} must be text or null, got {value_repr(value)}"
+                )
 
 
 def load_all(directory: Path, torch_dir: Path | None = None) -> list[Entry]:

@@ -161,6 +161,25 @@ HOSTILE_ENTRIES = [
     ("signature-surrogate", {"signature": ["crash", "\udcff"]}, "signature"),
     ("explanation-object", {"explanation": {}}, "explanation"),
     ("explanation-surrogate", {"explanation": "\ud800"}, "explanation"),
+    ("outcomes-list", {"outcomes": []}, "outcomes must be"),
+    ("outcomes-text", {"outcomes": "accept"}, "outcomes must be"),
+    ("outcome-number", {"outcomes": {"native": 5}}, "outcomes.native must be"),
+    ("outcome-verdict", {"outcomes": {"native": {"verdict": "maybe"}}}, "outcomes.native.verdict"),
+    ("outcome-no-verdict", {"outcomes": {"native": {"check": None}}}, "outcomes.native.verdict"),
+    ("outcome-check", {"outcomes": {"native": {"verdict": "reject", "check": 3}}}, ".check"),
+    ("outcome-sizes", {"outcomes": {"model": {"verdict": "accept", "out_sizes": "1"}}}, "sizes"),
+    ("outcome-size", {"outcomes": {"model": {"verdict": "accept", "out_sizes": [1.5]}}}, "sizes"),
+    ("outcome-crash", {"outcomes": {"native": {"verdict": "crash", "crash": []}}}, ".crash"),
+    (
+        "outcome-crash-kind",
+        {"outcomes": {"native": {"verdict": "crash", "crash": {"kind": 7}}}},
+        "outcomes.native.crash.kind",
+    ),
+    ("torch-version-number", {"torch_version": 2.13}, "torch_version"),
+    ("torch-version-list", {"torch_version": ["2.13.0"]}, "torch_version"),
+    ("found-by-number", {"found_by": 1}, "found_by"),
+    ("found-by-object", {"found_by": {}}, "found_by"),
+    ("minimized-text", {"minimized": "yes"}, "minimized"),
 ]
 
 
