@@ -295,10 +295,22 @@ def _check_outcomes(outcomes: Any, where: str) -> None:
 def load_all(directory: Path, torch_dir: Path | None = None) -> list[Entry]:
     """The entries of a corpus folder, then those of its torch folder (``torch_dir``,
     default ``directory/torch``) when that exists."""
-    entries = [load(directory / n) for n in files.json_names(directory, "corpus folder")]
+    entries = _load_listed(directory, "corpus folder")
     torch_dir = torch_folder(directory, torch_dir)
     if torch_dir.is_dir() and torch_dir.resolve() != directory.resolve():
-        entries += [load(torch_dir / n) for n in files.json_names(torch_dir, "torch folder")]
+        entries += _load_listed(torch_dir, "torch folder")
+    return entries
+
+
+def _load_listed(directory: Path, what: str) -> list[Entry]:
+    """The entries of a folder; one removed after the listing (a minimising campaign
+    merges entries into one and removes the others) is no longer part of it."""
+    entries = []
+    for name in files.json_names(directory, what):
+        try:
+            entries.append(load(directory / name))
+        except files.Vanished:
+            continue
     return entries
 
 

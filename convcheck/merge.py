@@ -85,7 +85,10 @@ def read_folder(
     for path in _walk(directory):
         shown = files.shown(path)
         if path.suffix == ".json":
-            data = files.read_bytes(path, "corpus file")
+            try:
+                data = files.read_bytes(path, "corpus file")
+            except files.Vanished:  # removed since the listing (``corpus._load_listed``)
+                continue
             obj = files.parse_json(data, f"corpus file {shown}")
             if isinstance(obj, dict) and ("format" in obj or "case" in obj):
                 entry = corpus.parse(data, path)

@@ -296,6 +296,22 @@ def test_a_corpus_entry_with_an_odd_file_name_replays(tmp_path):
     assert b"1 entry, 1 passed, 0 failed" in out
 
 
+def test_an_entry_a_concurrent_campaign_removed_is_skipped(tmp_path, monkeypatch):
+    """A minimising campaign removes merged entries: one gone between the listing and
+    the reading is no longer part of the corpus, not an error."""
+    from convcheck import files
+
+    (tmp_path / "entry.json").write_bytes(entry_text())
+    listed = files.json_names
+    monkeypatch.setattr(files, "json_names", lambda *a: [*listed(*a), "merged-away.json"])
+    code, out, err = run("replay", tmp_path, "--revision", "current", "--no-torch")
+    assert (code, err) == (0, ""), err
+    assert "1 entry, 1 passed, 0 failed" in out
+    # A file the user names is still an error when it is not there.
+    code, _, err = run("judge", tmp_path / "merged-away.json", "--no-torch")
+    assert_one_clear_line(code, err, "merged-away.json", "No such file")
+
+
 def test_a_concurrent_writers_temporaries_are_skipped(tmp_path):
     (tmp_path / "entry.json").write_bytes(entry_text())
     (tmp_path / ".tmp-k2j4l1.json").write_bytes(entry_text()[:40])
