@@ -45,7 +45,10 @@ from convcheck.errors import ConvcheckError
 from convcheck.native.worker import load_library
 try:
     lib = load_library(sys.argv[1], sys.argv[2])
-    answer = {"name": lib.convcheck_name().decode(errors="replace")}
+    name = lib.convcheck_name()
+    if name is None:
+        raise ConvcheckError(f"{sys.argv[2]} {sys.argv[1]}: convcheck_name() returned NULL")
+    answer = {"name": name.decode(errors="replace")}
 except ConvcheckError as e:
     answer = {"error": str(e)}
 with os.fdopen(answer_fd, "w") as out:
@@ -59,7 +62,8 @@ def probe_library(path: Path, what: str = "target", sanitized: bool | None = Non
     ``sanitized`` None: read from the library whether it needs the ASan runtime.
     """
     if not path.is_file():
-        raise ConvcheckError(f"{what} {path}: no such file")
+        said = "is a folder" if path.is_dir() else "not a regular file"
+        raise ConvcheckError(f"{what} {path}: {said if path.exists() else 'no such file'}")
     info = read_dynamic_info(path)
     if info is not None:
         for symbol in abi.SYMBOLS:

@@ -312,6 +312,29 @@ def test_an_entry_a_concurrent_campaign_removed_is_skipped(tmp_path, monkeypatch
     assert_one_clear_line(code, err, "merged-away.json", "No such file")
 
 
+@pytest.mark.parametrize("kind", ["device", "folder", "fifo", "missing"])
+def test_a_target_that_is_no_file_says_what_it_is(tmp_path, kind):
+    target = {"device": "/dev/zero", "folder": tmp_path, "fifo": tmp_path / "fifo"}.get(
+        kind, tmp_path / "missing.so"
+    )
+    if kind == "fifo":
+        os.mkfifo(target)
+    said = {"device": "not a regular file", "folder": "is a folder", "fifo": "not a regular file"}
+    (tmp_path / "case.json").write_bytes(case_text())
+    code, _, err = run("judge", "--no-torch", "--target", target, tmp_path / "case.json")
+    assert_one_clear_line(code, err, f"target {target}: {said.get(kind, 'no such file')}")
+
+
+def test_a_target_whose_name_is_null_is_one_clear_line(tmp_path):
+    from hostile import build
+
+    target = build(tmp_path, "NULL_NAME")
+    (tmp_path / "case.json").write_bytes(case_text())
+    code, _, err = run("judge", "--no-torch", "--target", target, tmp_path / "case.json")
+    assert_one_clear_line(code, err, f"target {target}: convcheck_name() returned NULL")
+    assert "AttributeError" not in err
+
+
 def test_a_concurrent_writers_temporaries_are_skipped(tmp_path):
     (tmp_path / "entry.json").write_bytes(entry_text())
     (tmp_path / ".tmp-k2j4l1.json").write_bytes(entry_text()[:40])

@@ -13,7 +13,8 @@
  * Built with -DGARBAGE it writes bogus result lines to fds 3..31 in its constructor and in
  * every call; with -DPRINT it prints to stdout and stderr from its constructor and
  * destructor; with -DHANG every call hangs as 13 does; with -DTHREAD its constructor starts
- * a thread (a process with two threads must not fork). $HOSTILE_LOADS names a file
+ * a thread (a process with two threads must not fork); with -DNULL_NAME convcheck_name()
+ * returns NULL. $HOSTILE_LOADS names a file
  * counting the loads; from load $HOSTILE_CRASH_FROM on, the constructor aborts.
  */
 #define _DEFAULT_SOURCE /* fork, setsid, pause under -std=c11 */
@@ -100,7 +101,11 @@ int32_t convcheck_abi_version(void) {
 }
 
 const char *convcheck_name(void) {
+#ifdef NULL_NAME
+    return NULL;
+#else
     return "hostile target";
+#endif
 }
 
 static void fork_setsid_sleeper(void) {
