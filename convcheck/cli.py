@@ -298,12 +298,34 @@ def main(
     except KeyboardInterrupt:
         stderr.write("convcheck: interrupted\n")
         return ERROR
-    except Exception as e:
+    except OSError as e:
+        limit = _file_size_limit()
+        if limit is None:
+            return _internal_error(e, stderr)
+        # Every write fails past it, temporary files first: the user's limit, not our bug.
         stderr.write(
-            f"convcheck: internal error (a bug in convcheck): {type(e).__name__}: "
-            f"{_one_line(str(e))}; {_save_traceback()}\n"
+            f"convcheck: cannot write a file: the file size limit (ulimit -f) is {limit} bytes "
+            f"({type(e).__name__}: {_one_line(str(e), 200)})\n"
         )
         return ERROR
+    except Exception as e:
+        return _internal_error(e, stderr)
+
+
+def _file_size_limit() -> int | None:
+    """The process's file size limit in bytes, None when there is none."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def _internal_error(e: Exception, stderr: TextIO) -> int:
+    stderr.write(
+        f"convcheck: internal error (a bug in convcheck): {type(e).__name__}: "
+        f"{_one_line(str(e))}; {_save_traceback()}\n"
+    )
+    return ERROR
 
 
 def _one_line(text: str, limit: int = 400) -> str:

@@ -335,6 +335,21 @@ def test_a_target_whose_name_is_null_is_one_clear_line(tmp_path):
     assert "AttributeError" not in err
 
 
+def test_a_file_size_limit_of_zero_is_named_not_a_bug_in_convcheck(tmp_path):
+    import resource
+
+    def no_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2]))
+    done = subprocess.run(
+        [*CONVCHECK, "fuzz", "--no-torch", "--cases", "8", "--corpus", str(tmp_path / "c")],
+        capture_output=True, timeout=300, env=env, preexec_fn=no_files, check=False,
+    )  # fmt: skip
+    err = done.stderr.decode()
+    assert_one_clear_line(done.returncode, err, "file size limit (ulimit -f) is 0 bytes")
+
+
 def test_a_concurrent_writers_temporaries_are_skipped(tmp_path):
     (tmp_path / "entry.json").write_bytes(entry_text())
     (tmp_path / ".tmp-k2j4l1.json").write_bytes(entry_text()[:40])
