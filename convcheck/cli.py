@@ -8,11 +8,13 @@ exit code 1 of an uncaught exception would read as "findings".
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import tempfile
+import threading
 import traceback
 from collections.abc import Callable, Sequence
-from typing import NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 
 from convcheck import engines, model, ops
 from convcheck.check_ids import COMPARE, load_map
@@ -288,6 +290,7 @@ def _parser() -> _Parser:
 def main(
     argv: Sequence[str] | None = None, stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr
 ) -> int:
+    terminated = _terminate_as_interrupt()
     try:
         args = _parser().parse_args(argv)
         func: Callable[..., int] = args.func
@@ -310,6 +313,23 @@ def main(
         return ERROR
     except Exception as e:
         return _internal_error(e, stderr)
+    finally:
+        if terminated is not None:
+            signal.signal(signal.SIGTERM, terminated)
+
+
+def _terminate_as_interrupt() -> Any:
+    """SIGTERM as SIGINT: a KeyboardInterrupt, so that every ``finally`` runs (the
+    solver's processes are stopped) and the exit is one line; a campaign's own handler
+    (``Judges.stop_on_signals``) takes over while it runs. The previous handler, to
+    restore; None off the main thread, where no handler can be set."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, interrupt)
 
 
 def _file_size_limit() -> int | None:
