@@ -29,7 +29,7 @@ from convcheck.native.build import build_library, build_worker, worker_env
 from convcheck.native.worker import RunLimits
 from convcheck.outcome import ABI_VIOLATION, TOOL_ERROR, Outcome
 from convcheck.pool_judge import PoolJudge
-from convcheck.sandbox import Crash, Hang, WorkerPool, WorkerSpec, python_env
+from convcheck.sandbox import Crash, Hang, WorkerPool, WorkerSpec, python_env, run_reaped
 from convcheck.targets import Started
 
 _PYTHON_WORKER = "convcheck.native.worker"
@@ -78,16 +78,15 @@ def probe_library(path: Path, what: str = "target", sanitized: bool | None = Non
     try:
         with tempfile.TemporaryFile() as printed:
             try:
-                done = subprocess.run(
+                status = run_reaped(
                     [sys.executable, "-c", _PROBE, str(path), what, package_root]
                     + [str(answer_write)],
                     env={**os.environ, **worker_env(bool(sanitized)), **python_env()},
+                    timeout=_PROBE_TIMEOUT,
                     stdin=subprocess.DEVNULL,
                     stdout=printed,
                     stderr=printed,
                     pass_fds=(answer_write,),
-                    timeout=_PROBE_TIMEOUT,
-                    check=False,
                 )
             except subprocess.TimeoutExpired:
                 raise ConvcheckError(
@@ -102,8 +101,8 @@ def probe_library(path: Path, what: str = "target", sanitized: bool | None = Non
         os.close(answer_read)
         if answer_write >= 0:
             os.close(answer_write)
-    if done.returncode != 0 or answer is None:
-        said = last_line or f"exit status {done.returncode}"
+    if status != 0 or answer is None:
+        said = last_line or f"exit status {status}"
         raise ConvcheckError(f"{what} {path}: loading it failed: {said}")
     if "error" in answer:
         raise ConvcheckError(str(answer["error"]))

@@ -14,7 +14,8 @@
  * every call; with -DPRINT it prints to stdout and stderr from its constructor and
  * destructor; with -DHANG every call hangs as 13 does; with -DTHREAD its constructor starts
  * a thread (a process with two threads must not fork); with -DNULL_NAME convcheck_name()
- * returns NULL. $HOSTILE_LOADS names a file
+ * returns NULL; with -DFORK_ON_LOAD its constructor forks two children that sleep, one
+ * calling setsid (their pids go to $HOSTILE_PIDS). $HOSTILE_LOADS names a file
  * counting the loads; from load $HOSTILE_CRASH_FROM on, the constructor aborts.
  */
 #define _DEFAULT_SOURCE /* fork, setsid, pause under -std=c11 */
@@ -56,7 +57,27 @@ static void *sleep_forever(void *unused) {
 }
 #endif
 
+#ifdef FORK_ON_LOAD
+/* A child that sleeps until killed, in a session of its own or not; its pid recorded. */
+static void fork_on_load(int new_session) {
+    pid_t child = fork();
+    if (child == 0) {
+        if (new_session) {
+            setsid();
+        }
+        for (;;) {
+            pause();
+        }
+    }
+    record_pid(child);
+}
+#endif
+
 __attribute__((constructor)) static void on_load(void) {
+#ifdef FORK_ON_LOAD
+    fork_on_load(0);
+    fork_on_load(1);
+#endif
 #ifdef THREAD
     pthread_t thread;
     pthread_create(&thread, NULL, sleep_forever, NULL);
