@@ -9,6 +9,7 @@
  *   42       forks a child that calls setsid and sleeps (its pid goes to $HOSTILE_PIDS)
  *   43       as 42, then SIGSEGV             3   returns status 3 (check id "hostile.status")
  *   44       allocates 512 MB: rejects with "hostile.no_memory" if it cannot
+ *   45       allocates until malloc fails (the address-space limit), then hangs
  *
  * Built with -DGARBAGE it writes bogus result lines to fds 3..31 in its constructor and in
  * every call; with -DPRINT it prints to stdout and stderr from its constructor and
@@ -181,6 +182,14 @@ int32_t convcheck_check(const convcheck_call *call, convcheck_result *result) {
         free(block);
         break;
     }
+    case 45:
+        /* Reserves address space until malloc fails (the worker's limit), then hangs, as
+           a library that retries forever would. */
+        while (malloc((size_t)256 << 20) != NULL) {
+        }
+        for (;;) {
+            pause();
+        }
     case 13:
         record_pid(getpid());
         for (;;) {
