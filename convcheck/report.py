@@ -71,7 +71,7 @@ class BugRow:
 
     @property
     def cause(self) -> str:
-        cause = " | ".join(self.finding.signature[1:])
+        cause = " | ".join(_shown(self.finding))
         if self.others:
             ways = [self._told_apart(f) for f in self.others]
             cause += f" (+{len(self.others)} more: {', '.join(ways)})"
@@ -84,7 +84,7 @@ class BugRow:
         count kept."""
         where = f"{self.c_line} " if self.c_line else ""
         more = f" (+{len(self.others)} more)" if self.others else ""
-        signature = self.finding.signature[1:]
+        signature = _shown(self.finding)
         rest = " | ".join(signature[1:] if where else signature)
         for text in (where + self.cause, where + " | ".join(signature) + more, where + rest + more):
             if room is None or len(text) <= room:
@@ -113,6 +113,20 @@ class BugRow:
         if not self.new:
             return "known"
         return "" if self.first_found is None else f"{self.first_found:.1f}s"
+
+
+def _shown(finding: Finding) -> tuple[str, ...]:
+    """The signature after its kind, as a row reads: "kernel passes" (one key for a kernel
+    that rejects at a later check and one that accepts) says which the kernel did."""
+    parts = finding.signature[1:]
+    kernel = finding.outcomes.get("native")
+    if parts[-1:] != ("kernel passes",) or kernel is None:
+        return parts
+    if kernel.verdict == REJECT:
+        return (*parts[:-1], f"kernel passes it, rejects at {kernel.check}")
+    if kernel.verdict == ACCEPT:
+        return (*parts[:-1], "kernel passes it, accepts")
+    return parts
 
 
 def bug_rows(run) -> list[BugRow]:

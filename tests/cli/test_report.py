@@ -223,7 +223,9 @@ def test_where_the_kernel_parts_one_computation_is_one_row():
     )
     rows = [line for line in lines if line.startswith("  infidelity")]
     assert len(rows) == 4, rows
-    assert any("groups.gt_weight0 | kernel passes (+1 more: kernel rejects)" in r for r in rows)
+    assert any(
+        "gt_weight0 | kernel passes it, accepts (+1 more: kernel rejects)" in r for r in rows
+    )
     assert any("padding.length | kernel rejects (+1 more: stride.length)" in r for r in rows)
     assert any("(+1 more: output_sizes | sizes differ)" in r for r in rows)
     assert any("bias.length | kernel passes" in r and "more" not in r for r in rows)
@@ -353,6 +355,16 @@ def test_known_findings_are_marked_and_not_counted_new():
     assert lines[1].startswith("4 kernel bugs (3 new)")
     crash = next(line for line in lines if line.startswith("  crash"))
     assert " known " in crash
+
+
+def test_a_kernel_that_passes_a_check_and_rejects_later_says_where():
+    later = Outcome.reject("output.invalid")
+    passed = finding("infidelity", "groups.gt_weight0", "kernel passes", native=later)
+    (row,) = [line for line in report([passed]) if line.startswith("  infidelity")]
+    assert row.endswith("groups.gt_weight0 | kernel passes it, rejects at output.invalid"), row
+    accepted = finding("infidelity", "groups.gt_weight0", "kernel passes")
+    (row,) = [line for line in report([accepted]) if line.startswith("  infidelity")]
+    assert row.endswith("groups.gt_weight0 | kernel passes it, accepts"), row
 
 
 def test_no_findings_says_so_in_one_line():
