@@ -160,6 +160,18 @@ def test_an_interrupted_ci_says_so_and_its_junit_too(hanging, pid_file, tmp_path
     assert "interrupted" in error.get("message")
 
 
+def _solving(pid: int) -> bool:
+    workers = [p for p in descendants(pid) if b"spawn_main" in _read(f"/proc/{p}/cmdline")]
+    return bool(workers) and all(b"libz3" in _read(f"/proc/{p}/maps") for p in workers)
+
+
+def _read(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        return b""
+
+
 def test_sigterm_while_proving_is_one_line_and_leaves_no_solver(tmp_path):
     """SIGTERM ends ``prove`` as SIGINT does: "interrupted", exit 2, its solver processes
     stopped (killed outright before, with the resource tracker's warnings on stderr)."""
@@ -171,12 +183,14 @@ def test_sigterm_while_proving_is_one_line_and_leaves_no_solver(tmp_path):
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 10 * GENEROUS
-        # The solver's worker processes: then it is solving.
-        while len(descendants(child.pid)) < 2 and time.monotonic() < deadline:
+        # Solving: a worker process with z3 loaded, and none still being started (a worker
+        # the signal cuts off mid-start prints the spawn's EOFError, a race of
+        # multiprocessing's, not of the signal's handling).
+        while not _solving(child.pid) and time.monotonic() < deadline:
             assert child.poll() is None, child.communicate()
             time.sleep(0.05)
         started = descendants(child.pid)
-        assert started, "prove never started its solver"
+        assert _solving(child.pid), "prove never started its solver"
         child.send_signal(signal.SIGTERM)
         stdout, stderr = child.communicate(timeout=10 * GENEROUS)
     finally:
