@@ -279,7 +279,10 @@ class Campaign:
             return
         folder = self.torch_folder if finding.kind == FindingKind.TORCH_BUG else self.corpus_dir
         assert folder is not None
-        corpus.write(folder, finding, self.judges.revision, self.judges.target, self.meta)
+        minimized = finding.key in self.minimized
+        corpus.write(
+            folder, finding, self.judges.revision, self.judges.target, self.meta, minimized
+        )
 
     # -- after the engines ----------------------------------------------------------
     def minimize_all(
@@ -320,12 +323,14 @@ class Campaign:
                 # Shrunk by the model alone (overflow, ordering): every judge's outcomes
                 # for the corpus entry.
                 shown = next((f for f in self.judges.evaluate([small])[0] if f.key == key), None)
-            if shown is not None:
-                self.found[key] = shown
-                if key not in self.known:
-                    self._write(shown)
-            self.minimize_seconds[key] = time.monotonic() - began
+            # Minimised, even when nothing smaller kept the signature: the entry says so,
+            # or a later campaign's rows would group it otherwise (``report._as_kept``).
+            shown = finding if shown is None else shown
+            self.found[key] = shown
             self.minimized.add(key)
+            if key not in self.known:
+                self._write(shown)
+            self.minimize_seconds[key] = time.monotonic() - began
             self._show_progress(note=f"minimised {finding.kind}")
         self._merge_equal_cases()
 
@@ -354,6 +359,14 @@ class Campaign:
                 if self.corpus_dir is not None:
                     corpus.remove(self.corpus_dir, also[merged.index(key)])
             self._write(finding)
+
+    @property
+    def too_few(self) -> bool:
+        """Judged too few cases to say anything of the kernel: not even the first batch's,
+        when the budget asked for more and no signal stopped it (every case cut unjudged
+        at the deadline: a target that hangs, workers still starting)."""
+        wanted = FIRST_BATCH if self.budget.cases is None else min(FIRST_BATCH, self.budget.cases)
+        return self.stats.cases < wanted and not self.judges.stopped
 
     def new_findings(self, about_kernel: bool = False) -> list[Finding]:
         """New this campaign; ``about_kernel`` leaves torch's own bugs out."""

@@ -34,6 +34,11 @@ class CampaignResult:
     skipped: str = ""
     run: campaign.Campaign | None = None  # for --report: every finding and when it came
 
+    @property
+    def too_few(self) -> bool:
+        """Judged too few cases to pass (``Campaign.too_few``)."""
+        return self.run is not None and self.run.too_few
+
 
 @dataclass
 class CiResult:
@@ -50,6 +55,16 @@ class CiResult:
         findings = [f for r in self.replayed for f in r.findings]
         findings += [f for c in self.campaigns for f in c.new]
         return bool(self.unproven) or any(f.about_kernel for f in findings)
+
+    @property
+    def unfinished(self) -> str:
+        """Why the job cannot say "passed" though nothing failed ("" when it can)."""
+        if self.stopped:
+            return "interrupted: a signal stopped the job before it was done"
+        starved = [c.engine for c in self.campaigns if c.too_few]
+        if starved:
+            return f"incomplete: campaign {', '.join(starved)} judged too few cases to pass"
+        return ""
 
 
 def run_ci(
@@ -84,7 +99,7 @@ def run_ci(
     share = budget.share(sum(1 for _, why in plan if not why))
     for name, why in plan:
         if judges.stopped:
-            break
+            why = why or "not run: a signal stopped the job"
         if why:
             results.append(CampaignResult(name, 0.0, 0, skipped=why))
             continue

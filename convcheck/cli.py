@@ -8,11 +8,13 @@ exit code 1 of an uncaught exception would read as "findings".
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import tempfile
+import threading
 import traceback
 from collections.abc import Callable, Sequence
-from typing import NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 
 from convcheck import engines, model, ops
 from convcheck.check_ids import COMPARE, load_map
@@ -33,6 +35,11 @@ from convcheck.export import cmd_export
 from convcheck.validation import check_positive_int, check_seconds
 
 ERROR = 2
+# --jobs at most: each job is a process importing torch (a shard, ~250 MB resident here)
+# with workers of its own (~220 MB each with torch), so 64 already ask for tens of GB, a
+# large CI runner's memory and cores; results do not depend on it (a seeded campaign finds
+# the same with any number), and 100000 spent minutes starting workers and never judged.
+MAX_JOBS = 64
 
 
 class _Parser(argparse.ArgumentParser):
@@ -62,7 +69,7 @@ def _judges(parser: argparse.ArgumentParser, torch_flag: bool = True) -> None:
     )
     parser.add_argument(
         "--jobs",
-        type=_checked("jobs", int, check_positive_int),
+        type=_checked("jobs", int, lambda name, value: check_positive_int(name, value, MAX_JOBS)),
         default=1,
         help="worker processes per judge; fuzz and ci's campaigns: processes that each judge "
         "a share of the cases with one worker per judge",
@@ -283,6 +290,7 @@ def _parser() -> _Parser:
 def main(
     argv: Sequence[str] | None = None, stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr
 ) -> int:
+    terminated = _terminate_as_interrupt()
     try:
         args = _parser().parse_args(argv)
         func: Callable[..., int] = args.func
@@ -293,12 +301,51 @@ def main(
     except KeyboardInterrupt:
         stderr.write("convcheck: interrupted\n")
         return ERROR
-    except Exception as e:
+    except OSError as e:
+        limit = _file_size_limit()
+        if limit is None:
+            return _internal_error(e, stderr)
+        # Every write fails past it, temporary files first: the user's limit, not our bug.
         stderr.write(
-            f"convcheck: internal error (a bug in convcheck): {type(e).__name__}: "
-            f"{_one_line(str(e))}; {_save_traceback()}\n"
+            f"convcheck: cannot write a file: the file size limit (ulimit -f) is {limit} bytes "
+            f"({type(e).__name__}: {_one_line(str(e), 200)})\n"
         )
         return ERROR
+    except Exception as e:
+        return _internal_error(e, stderr)
+    finally:
+        if terminated is not None:
+            signal.signal(signal.SIGTERM, terminated)
+
+
+def _terminate_as_interrupt() -> Any:
+    """SIGTERM as SIGINT: a KeyboardInterrupt, so that every ``finally`` runs (the
+    solver's processes are stopped) and the exit is one line; a campaign's own handler
+    (``Judges.stop_on_signals``) takes over while it runs. The previous handler, to
+    restore; None off the main thread, where no handler can be set."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, interrupt)
+
+
+def _file_size_limit() -> int | None:
+    """The process's file size limit in bytes, None when there is none."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def _internal_error(e: Exception, stderr: TextIO) -> int:
+    stderr.write(
+        f"convcheck: internal error (a bug in convcheck): {type(e).__name__}: "
+        f"{_one_line(str(e))}; {_save_traceback()}\n"
+    )
+    return ERROR
 
 
 def _one_line(text: str, limit: int = 400) -> str:

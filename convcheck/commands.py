@@ -15,7 +15,7 @@ from convcheck.errors import ConvcheckError, InvalidCase
 from convcheck.report import counted, describe_unknown, format_trace
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from convcheck.ops.convolution.against_torch import TorchDisagreement
     from convcheck.solver.revisions import Disagreement
@@ -169,14 +169,35 @@ def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
             run.minimize_all(seconds=args.minimize_time)
     write_report(format_campaign(run, args), stdout)
     _unknown_ids(judges, stdout)
+    kernel = any(f.about_kernel for f in run.found.values())
     if args.report:
-        from convcheck.report_html import fuzz_report
+        from convcheck import report_html
 
-        written = fuzz_report(Path(args.report), run, args, campaign_summary(run, args))
-        stdout.write(f"report: {files.shown(written)}\n")
+        summary = campaign_summary(run, args)
+        html = lambda: report_html.fuzz_report(Path(args.report), run, args, summary)  # noqa: E731
+        _write_html(html, kernel, stdout, stderr)
     if judges.stopped:
         stderr.write("convcheck: stopped by a signal; the report holds what was found until then\n")
-    return FOUND if run.new_findings(about_kernel=True) else OK
+    if run.too_few and not kernel:
+        raise ConvcheckError(_too_few(run, args))
+    # Known or new, a finding about the kernel is a finding (the exit codes' promise).
+    return FOUND if kernel else OK
+
+
+def _too_few(run, args) -> str:
+    """Why a campaign judged (nearly) nothing, as far as it knows: "nothing found" would
+    be a claim it cannot make."""
+    from convcheck.report import counted
+
+    judged = "no case" if run.stats.cases == 0 else f"only {counted(run.stats.cases, 'case')}"
+    if run.shard_failures:
+        why = f"its shards failed ({run.shard_failures[0]})"
+    elif run.budget.seconds is not None and run.budget.seconds <= args.timeout:
+        why = f"--time {run.budget.seconds:g} is not longer than --timeout {args.timeout:g}"
+    else:
+        why = "every case was cut at the deadline (a target that hangs, or too many --jobs"
+        why += " to start on this machine)"
+    return f"the campaign judged {judged} in {run.budget.describe()}: {why}"
 
 
 def _torch_folder(args, corpus_dir: Path) -> Path:
@@ -197,7 +218,28 @@ def _check_report(args) -> None:
         from convcheck.report_html import check_available
 
         check_available()
-        files.folder(Path(args.report).parent, "report folder", probe=True)
+        path = Path(args.report)
+        # A folder, a FIFO or a device would be replaced (or refused) only after the
+        # campaign: the report is one regular file.
+        if path.is_dir() or path.name in ("", ".", ".."):
+            raise ConvcheckError(
+                f"--report {files.shown(args.report)}: is a folder; name the HTML file to "
+                f"write in it (--report {files.shown(path / 'report.html')})"
+            )
+        if path.exists() and not path.is_file():
+            raise ConvcheckError(f"--report {files.shown(args.report)}: is not a regular file")
+        files.folder(path.parent, "report folder", probe=True)
+
+
+def _write_html(write: Callable[[], Path], found: bool, stdout: TextIO, stderr: TextIO) -> None:
+    """The HTML report after the run: when it cannot be written (a full disk), its one
+    line goes to stderr and the exit code still says what was found."""
+    try:
+        stdout.write(f"report: {files.shown(write())}\n")
+    except ConvcheckError as e:
+        if not found:
+            raise
+        stderr.write(f"convcheck: {e}\n")
 
 
 def _budget(args):
@@ -260,10 +302,12 @@ def cmd_minimize(args, stdout: TextIO, stderr: TextIO) -> int:
     from convcheck.shrink import Shrinker
 
     case = load_case(args.case, args.op)
-    with _open_judges(args) as judges:
+    with _open_judges(args) as judges, judges.stop_on_signals():
         found = judges.evaluate([case])[0]
         if args.kind:
             found = [f for f in found if f.kind == args.kind]
+        if judges.stopped and not found:
+            raise ConvcheckError("minimize: stopped by a signal before the case was judged")
         if not found:
             stderr.write(
                 "convcheck: the case shows no finding"
@@ -281,6 +325,8 @@ def cmd_minimize(args, stdout: TextIO, stderr: TextIO) -> int:
     stdout.write(json.dumps(small.to_json(), indent=2) + "\n")
     wrapped, _, model_findings = model.classify(small, args.revision)
     stdout.write(format_trace(wrapped, model_findings) + "\n")
+    if judges.stopped:
+        stderr.write("convcheck: stopped by a signal; the case shown is as far as it shrank\n")
     return FOUND
 
 
@@ -316,12 +362,14 @@ def cmd_ci(args, stdout: TextIO, stderr: TextIO) -> int:
     if args.report:
         from convcheck.report_html import ci_report
 
-        stdout.write(f"report: {files.shown(ci_report(Path(args.report), result, args))}\n")
+        html = lambda: ci_report(Path(args.report), result, args)  # noqa: E731
+        _write_html(html, result.failed, stdout, stderr)
     if result.failed:
         return FOUND
-    if result.stopped:
-        # Not every entry was judged: "nothing found" would be a claim the job cannot make.
-        raise ConvcheckError("ci: stopped by a signal before the job was done")
+    if result.unfinished:
+        # Not every entry or campaign was judged: "nothing found" would be a claim the job
+        # cannot make.
+        raise ConvcheckError(f"ci: {result.unfinished}")
     return OK
 
 

@@ -31,7 +31,7 @@ from convcheck.findings import (
     point,
 )
 from convcheck.model import REVISIONS
-from convcheck.outcome import Outcome
+from convcheck.outcome import Outcome, Verdict
 
 FORMAT_VERSION = 1
 # torch's own bugs live apart from the kernel's findings, in this subfolder of a corpus
@@ -52,6 +52,10 @@ class Entry(Signed):
     explanation: str
     path: Path | None = None
     also: tuple[tuple[str, ...], ...] = ()  # signatures merged into this entry
+    # Its case shrunk (or left as found by a campaign's minimising), as the report's rows
+    # assume when they name a bug by the fixed revision's check; entries from before the
+    # field were.
+    minimized: bool = True
 
 
 def entry_name(signature: tuple[str, ...]) -> str:
@@ -60,7 +64,13 @@ def entry_name(signature: tuple[str, ...]) -> str:
     return f"{words[:60].rstrip('-')}-{digest}"
 
 
-def to_json(finding: Finding, revision: str, target: str | None, meta: dict[str, Any]) -> dict:
+def to_json(
+    finding: Finding,
+    revision: str,
+    target: str | None,
+    meta: dict[str, Any],
+    minimized: bool = True,
+) -> dict:
     return {
         "format": FORMAT_VERSION,
         "name": entry_name(finding.signature),
@@ -71,17 +81,25 @@ def to_json(finding: Finding, revision: str, target: str | None, meta: dict[str,
         "target": target,
         "explanation": finding.explanation,
         "case": finding.case.to_json(),
+        "minimized": minimized,
         "outcomes": {judge: o.to_json() for judge, o in finding.outcomes.items()},
         **({"also": [list(s) for s in finding.also]} if finding.also else {}),
         **meta,
     }
 
 
-def write(directory: Path, finding: Finding, revision: str, target: str | None, meta: dict) -> Path:
+def write(
+    directory: Path,
+    finding: Finding,
+    revision: str,
+    target: str | None,
+    meta: dict,
+    minimized: bool = True,
+) -> Path:
     """Write (or replace) the finding's file atomically; returns its path. A folder that
     cannot take it is a ``ConvcheckError``; the entries written before stay whole."""
     files.folder(directory, "corpus folder")
-    data = to_json(finding, revision, target, meta)
+    data = to_json(finding, revision, target, meta, minimized)
     text = json.dumps(data, indent=2, sort_keys=True) + "\n"
     return files.write_atomically(directory / f"{data['name']}.json", text, "corpus folder")
 
@@ -146,6 +164,16 @@ def from_json(obj: Any, path: Path) -> Entry:
     explanation = obj.get("explanation", "")
     if not _is_text(explanation):
         raise ConvcheckError(f"{where}: explanation must be text, got {value_repr(explanation)}")
+    _check_outcomes(obj.get("outcomes", {}), where)
+    for meta in ("torch_version", "found_by"):
+        value = obj.get(meta)
+        if value is not None and not _is_text(value):
+            raise ConvcheckError(f"{where}: {meta} must be text or null, got {value_repr(value)}")
+    minimized = obj.get("minimized", True)
+    if not isinstance(minimized, bool):
+        raise ConvcheckError(
+            f"{where}: minimized must be true or false, got {value_repr(minimized)}"
+        )
     # Entries written before there was more than one op are convolution's.
     op = obj.get("op", ops.DEFAULT_OP)
     if not isinstance(op, str) or op not in ops.names():
@@ -167,6 +195,7 @@ def from_json(obj: Any, path: Path) -> Entry:
         explanation=explanation,
         path=path,
         also=tuple(tuple(s) for s in also),
+        minimized=minimized,
     )
 
 
@@ -223,13 +252,65 @@ def _migrated_crash(signature: tuple[str, ...], obj: dict, where: str, folded):
     )
 
 
+def _check_outcomes(outcomes: Any, where: str) -> None:
+    """Every judge's stored outcome, as ``Outcome.to_json`` writes it: read back by the
+    migration of old entries and by ``export``, so a wrong type is refused here."""
+    if not isinstance(outcomes, dict):
+        raise ConvcheckError(
+            f"{where}: outcomes must be an object of judges' outcomes, got {value_repr(outcomes)}"
+        )
+    for judge, outcome in outcomes.items():
+        field = f"{where}: outcomes.{judge}"
+        if not isinstance(outcome, dict):
+            raise ConvcheckError(f"{field} must be an object, got {value_repr(outcome)}")
+        verdict = outcome.get("verdict")
+        if verdict not in tuple(Verdict):
+            known = ", ".join(Verdict)
+            raise ConvcheckError(
+                f"{field}.verdict {value_repr(verdict)} is unknown (known: {known})"
+            )
+        check = outcome.get("check")
+        if check is not None and not _is_text(check):
+            raise ConvcheckError(f"{field}.check must be text or null, got {value_repr(check)}")
+        sizes = outcome.get("out_sizes")
+        if sizes is not None and not (
+            isinstance(sizes, list) and all(type(n) is int for n in sizes)
+        ):
+            raise ConvcheckError(
+                f"{field}.out_sizes must be a list of integers or null, got {value_repr(sizes)}"
+            )
+        crash = outcome.get("crash")
+        if crash is not None and not isinstance(crash, dict):
+            raise ConvcheckError(
+                f"{field}.crash must be an object or null, got {value_repr(crash)}"
+            )
+        for part in ("kind", "site"):
+            value = (crash or {}).get(part)
+            if value is not None and not _is_text(value):
+                raise ConvcheckError(
+                    f"{field}.crash.{part} must be text or null, got {value_repr(value)}"
+                )
+
+
 def load_all(directory: Path, torch_dir: Path | None = None) -> list[Entry]:
     """The entries of a corpus folder, then those of its torch folder (``torch_dir``,
     default ``directory/torch``) when that exists."""
-    entries = [load(directory / n) for n in files.json_names(directory, "corpus folder")]
+    entries = _load_listed(directory, "corpus folder")
     torch_dir = torch_folder(directory, torch_dir)
     if torch_dir.is_dir() and torch_dir.resolve() != directory.resolve():
-        entries += [load(torch_dir / n) for n in files.json_names(torch_dir, "torch folder")]
+        entries += _load_listed(torch_dir, "torch folder")
+    return entries
+
+
+def _load_listed(directory: Path, what: str) -> list[Entry]:
+    """The entries of a folder; one removed after the listing (a minimising campaign
+    merges entries into one and removes the others) is no longer part of it."""
+    entries = []
+    for name in files.json_names(directory, what):
+        try:
+            entries.append(load(directory / name))
+        except files.Vanished:
+            continue
     return entries
 
 

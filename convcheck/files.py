@@ -32,11 +32,17 @@ def shown(path: str | os.PathLike) -> str:
     return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
+class Vanished(ConvcheckError):
+    """The file is not there (any more): a folder's reader may skip what it listed."""
+
+
 def read_bytes(path: str | os.PathLike, what: str) -> bytes:
     """The bytes of a regular file; ``what`` ("case file") starts every error message."""
     try:
         # O_NONBLOCK: opening a FIFO without a writer returns at once instead of waiting.
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except FileNotFoundError as e:
+        raise Vanished(f"{what} {shown(path)}: {_reason(e)}") from None
     except (OSError, ValueError) as e:  # ValueError: a NUL in the name
         raise ConvcheckError(f"{what} {shown(path)}: {_reason(e)}") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):

@@ -23,7 +23,7 @@ from convcheck import model, ops, targets
 from convcheck.case import Case
 from convcheck.check_ids import CHECK_IDS, CheckMap, IdReader
 from convcheck.errors import ConvcheckError
-from convcheck.findings import Finding, findings
+from convcheck.findings import Finding, FindingKind, findings
 from convcheck.judgement import Judgement
 from convcheck.outcome import ACCEPT, CRASH, REJECT, Outcome
 from convcheck.schema import Tensor, schema_of
@@ -189,8 +189,32 @@ class Judges:
                 j.complete = j.complete and verdict.complete
                 done = computed if verdict.path == "real" else checked_by_torch
                 j.judged_at = max(j.judged_at, done)
+            self._confirm_sampled(judgements, deadline)
+            for j in judgements:
                 _count_over_strict(thrifty, j)
         return judgements
+
+    def _confirm_sampled(self, judgements: list[Judgement], deadline: float | None) -> None:
+        """A finding against torch whose oneDNN call was sampled away rests on the call
+        without oneDNN standing for both, which replay, making both, may not confirm
+        (oneDNN can answer otherwise: then it is torch's own bug). Those few cases make
+        the oneDNN call too, so a campaign keeps only what its replay finds."""
+        assert self.torch is not None
+        doubtful = [
+            j
+            for j in judgements
+            if j.complete
+            and j.torch is not None
+            and j.torch.onednn_skipped
+            and any(f.kind in _AGAINST_TORCH for f in self.findings(j))
+        ]
+        if not doubtful:
+            return
+        verdicts = self.torch.start([j.case for j in doubtful], deadline=deadline)()
+        for j, verdict in zip(doubtful, verdicts, strict=True):
+            j.torch = verdict
+            j.complete = verdict.complete
+            j.judged_at = max(j.judged_at, time.monotonic())
 
     def _judge_native(
         self, judgements: list[Judgement], thrifty: Confirmations | None, deadline: float | None
@@ -354,6 +378,9 @@ class Judges:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+
+# Finding kinds that compare the kernel with torch's answer.
+_AGAINST_TORCH = (FindingKind.MISSING_CHECK, FindingKind.OVER_STRICT, FindingKind.WRONG_RESULT)
 
 # Finding kinds the model decides alone: the other judges cannot change them.
 _MODEL_KINDS = ("overflow", "ordering")

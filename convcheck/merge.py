@@ -45,6 +45,8 @@ class Merged:
     inputs: int = 0
     skipped: list[str] = field(default_factory=list)
     best: dict[str, tuple[Finding, str]] = field(default_factory=dict)  # key -> witness, source
+    # Keys whose witness is a minimised entry's own case: the merged entry says so too.
+    minimized: set[str] = field(default_factory=set)
     new: list[str] = field(default_factory=list)
     simpler: list[str] = field(default_factory=list)  # known keys given a simpler witness
     changed: list[tuple[str, str, list[str]]] = field(default_factory=list)  # source, old, new
@@ -83,7 +85,10 @@ def read_folder(
     for path in _walk(directory):
         shown = files.shown(path)
         if path.suffix == ".json":
-            data = files.read_bytes(path, "corpus file")
+            try:
+                data = files.read_bytes(path, "corpus file")
+            except files.Vanished:  # removed since the listing (``corpus._load_listed``)
+                continue
             obj = files.parse_json(data, f"corpus file {shown}")
             if isinstance(obj, dict) and ("format" in obj or "case" in obj):
                 entry = corpus.parse(data, path)
@@ -158,6 +163,8 @@ def merge(
             kept = result.best.get(finding.key)
             if kept is None or sort_key(finding.case) < sort_key(kept[0].case):
                 result.best[finding.key] = (finding, item.source)
+                shrunk = item.entry is not None and item.entry.minimized
+                (result.minimized.add if shrunk else result.minimized.discard)(finding.key)
         if item.entry is not None:
             keys = [f.key for f in found]
             if not keys:
@@ -171,7 +178,8 @@ def merge(
         (result.new if old is None else result.simpler).append(key)
         # torch's own bugs go where campaigns put them: the corpus's torch folder.
         folder = corpus.torch_folder(out_dir) if finding.kind == FindingKind.TORCH_BUG else out_dir
-        corpus.write(folder, finding, judges.revision, judges.target, meta)
+        shrunk = key in result.minimized
+        corpus.write(folder, finding, judges.revision, judges.target, meta, shrunk)
     if prune:
         for key, old in sorted(before.items()):
             if key not in result.best:

@@ -71,7 +71,7 @@ class BugRow:
 
     @property
     def cause(self) -> str:
-        cause = " | ".join(self.finding.signature[1:])
+        cause = " | ".join(_shown(self.finding))
         if self.others:
             ways = [self._told_apart(f) for f in self.others]
             cause += f" (+{len(self.others)} more: {', '.join(ways)})"
@@ -84,7 +84,7 @@ class BugRow:
         count kept."""
         where = f"{self.c_line} " if self.c_line else ""
         more = f" (+{len(self.others)} more)" if self.others else ""
-        signature = self.finding.signature[1:]
+        signature = _shown(self.finding)
         rest = " | ".join(signature[1:] if where else signature)
         for text in (where + self.cause, where + " | ".join(signature) + more, where + rest + more):
             if room is None or len(text) <= room:
@@ -113,6 +113,20 @@ class BugRow:
         if not self.new:
             return "known"
         return "" if self.first_found is None else f"{self.first_found:.1f}s"
+
+
+def _shown(finding: Finding) -> tuple[str, ...]:
+    """The signature after its kind, as a row reads: "kernel passes" (one key for a kernel
+    that rejects at a later check and one that accepts) says which the kernel did."""
+    parts = finding.signature[1:]
+    kernel = finding.outcomes.get("native")
+    if parts[-1:] != ("kernel passes",) or kernel is None:
+        return parts
+    if kernel.verdict == REJECT:
+        return (*parts[:-1], f"kernel passes it, rejects at {kernel.check}")
+    if kernel.verdict == ACCEPT:
+        return (*parts[:-1], "kernel passes it, accepts")
+    return parts
 
 
 def bug_rows(run) -> list[BugRow]:
@@ -171,17 +185,19 @@ def bug_rows(run) -> list[BugRow]:
 
 def _as_kept(run) -> tuple[list[Finding], set[str]]:
     """The campaign's findings and the keys of the minimised ones, each finding the corpus
-    had already with the corpus's case: that one was minimised before it was kept, the
-    call the campaign met again is as it came (a campaign minimises only what is new)."""
+    had already with the corpus's case: that one was minimised before it was kept (when
+    its entry says so: ``--no-minimize`` keeps them as found), the call the campaign met
+    again is as it came (a campaign minimises only what is new)."""
     found = dict(run.found)
     minimised = set(run.minimized)
     again = [key for key in found if key in run.known]
     if again and run.corpus_dir is not None and run.corpus_dir.is_dir():
-        kept = {k: e.case for e in corpus.load_all(run.corpus_dir, run.torch_dir) for k in e.keys}
+        kept = {k: e for e in corpus.load_all(run.corpus_dir, run.torch_dir) for k in e.keys}
         for key in again:
             if key in kept:
-                found[key] = dataclasses.replace(found[key], case=kept[key])
-                minimised.add(key)
+                found[key] = dataclasses.replace(found[key], case=kept[key].case)
+                if kept[key].minimized:
+                    minimised.add(key)
     return list(found.values()), minimised
 
 
@@ -370,6 +386,8 @@ def format_campaign(run, args) -> str:
                 written = f", written to {files.shown(run.corpus_dir)}/"
             says = fold.says if any(fold.with_case(r) for r in kernel) else FOLDS[-1].says
             lines.append(f"{counted(len(kernel), 'kernel bug')} ({new} new{written}), {says}")
+        elif run.stats.cases == 0 or run.too_few:
+            lines.append(f"{counted(run.stats.cases, 'case')} judged: nothing to say of the kernel")
         else:
             lines.append("no kernel bugs")
         if shown:
@@ -478,6 +496,10 @@ def junit_xml(result) -> str:
         text = escape("\n".join(result.unproven))
         body = f'<failure message="{len(result.unproven)} sites not proven">{text}</failure>'
         cases.append(f'  <testcase classname="convcheck.prove" name="current">{body}</testcase>')
+    if result.unfinished:
+        # The tests above that passed may only be unjudged: the job itself is an error.
+        body = f"<error message={quoteattr(result.unfinished)}/>"
+        cases.append(f'  <testcase classname="convcheck.ci" name="job">{body}</testcase>')
     return junit_suite("convcheck", cases)
 
 
@@ -558,7 +580,11 @@ def ci_corpus_line(result) -> str:
 def ci_campaign_line(c) -> str:
     if c.skipped:
         return f"campaign {c.engine}: skipped ({c.skipped})"
-    return f"campaign {c.engine}: {c.cases:,} cases in {c.seconds:.1f} s, {len(c.new)} new findings"
+    few = ", too few to pass" if c.too_few else ""
+    return (
+        f"campaign {c.engine}: {c.cases:,} cases in {c.seconds:.1f} s{few}, "
+        f"{len(c.new)} new findings"
+    )
 
 
 def format_ci(result, show_torch_bugs: bool = False) -> str:
@@ -576,7 +602,8 @@ def format_ci(result, show_torch_bugs: bool = False) -> str:
             lines.append(f"    reproduce: {f.case.dumps()}")
     for line in result.unproven:
         lines.append(f"prove: NOT proven: {line}")
-    lines.append("verdict: " + ("FAILED" if result.failed else "passed"))
+    verdict = "FAILED" if result.failed else result.unfinished or "passed"
+    lines.append(f"verdict: {verdict}")
     return "\n".join(lines)
 
 

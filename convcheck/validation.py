@@ -18,9 +18,11 @@ def invalid(name: str, value: object, must: str) -> ConvcheckError:
     return ConvcheckError(f"{name}={value_repr(value)} must {must}")
 
 
-def check_positive_int(name: str, value: object) -> int:
+def check_positive_int(name: str, value: object, at_most: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise invalid(name, value, "be a positive integer")
+    if at_most is not None and value > at_most:
+        raise invalid(name, value, f"be a positive integer of at most {at_most}")
     return value
 
 

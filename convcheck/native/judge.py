@@ -30,7 +30,7 @@ from convcheck.native.build import build_library, build_worker, kernel_of, worke
 from convcheck.native.worker import RunLimits
 from convcheck.outcome import ABI_VIOLATION, TOOL_ERROR, Outcome
 from convcheck.pool_judge import PoolJudge
-from convcheck.sandbox import Crash, Hang, WorkerPool, WorkerSpec, python_env
+from convcheck.sandbox import Crash, Hang, WorkerPool, WorkerSpec, python_env, run_reaped
 from convcheck.targets import Started
 
 _PYTHON_WORKER = "convcheck.native.worker"
@@ -47,7 +47,11 @@ from convcheck.native.worker import load_library
 try:
     entries = json.loads(sys.argv[5])
     lib = load_library(sys.argv[1], sys.argv[2], **entries)
-    answer = {"name": getattr(lib, entries["symbols"][1])().decode(errors="replace")}
+    symbol = entries["symbols"][1]
+    name = getattr(lib, symbol)()
+    if name is None:
+        raise ConvcheckError(f"{sys.argv[2]} {sys.argv[1]}: {symbol}() returned NULL")
+    answer = {"name": name.decode(errors="replace")}
 except ConvcheckError as e:
     answer = {"error": str(e)}
 with os.fdopen(answer_fd, "w") as out:
@@ -68,7 +72,8 @@ def probe_library(
     """
     kernel = kernel or kernel_of()
     if not path.is_file():
-        raise ConvcheckError(f"{what} {path}: no such file")
+        said = "is a folder" if path.is_dir() else "not a regular file"
+        raise ConvcheckError(f"{what} {path}: {said if path.exists() else 'no such file'}")
     info = read_dynamic_info(path)
     if info is not None:
         for symbol in kernel.entry_points:
@@ -84,16 +89,15 @@ def probe_library(
     try:
         with tempfile.TemporaryFile() as printed:
             try:
-                done = subprocess.run(
+                status = run_reaped(
                     [sys.executable, "-c", _PROBE, str(path), what, package_root]
                     + [str(answer_write), json.dumps(_entries(kernel))],
                     env={**os.environ, **worker_env(bool(sanitized)), **python_env()},
+                    timeout=_PROBE_TIMEOUT,
                     stdin=subprocess.DEVNULL,
                     stdout=printed,
                     stderr=printed,
                     pass_fds=(answer_write,),
-                    timeout=_PROBE_TIMEOUT,
-                    check=False,
                 )
             except subprocess.TimeoutExpired:
                 raise ConvcheckError(
@@ -108,8 +112,8 @@ def probe_library(
         os.close(answer_read)
         if answer_write >= 0:
             os.close(answer_write)
-    if done.returncode != 0 or answer is None:
-        said = last_line or f"exit status {done.returncode}"
+    if status != 0 or answer is None:
+        said = last_line or f"exit status {status}"
         raise ConvcheckError(f"{what} {path}: loading it failed: {said}")
     if "error" in answer:
         raise ConvcheckError(str(answer["error"]))

@@ -679,14 +679,18 @@ static int empty_block(convcheck_unit_arg *a, const int32_t *sizes, int32_t rank
 }
 
 /* Each output's values, read by its declared dim order with the sizes it was resized to,
- * in logical order after the answer's ran flag; 0 (after a tool-error answer) if an
- * output's dim order does not fit them. */
+ * in logical order after the answer's ran flag; 0 if an output was resized to another
+ * rank (its values unread), or (after a tool-error answer) its dim order does not fit. */
 static int answer_values(convcheck_unit_arg **outputs) {
     walk walks[CONVCHECK_UNIT_MAX_OUTPUTS];
     for (int32_t k = 0; k < result.outputs; k++) {
         const convcheck_unit_tensor *t = &outputs[k]->tensor;
-        if (t->rank != result.rank[k] ||
-            !start_walk(&walks[k], result.sizes[k], t->dim_order, t->rank)) {
+        /* An output resized to another rank than declared left no declared order to read
+           it by: its sizes already tell the judges, its values stay unread. */
+        if (t->rank != result.rank[k]) {
+            return 0;
+        }
+        if (!start_walk(&walks[k], result.sizes[k], t->dim_order, t->rank)) {
             tool_error("ValueError: output %" PRId32 "'s dim_order does not fit its %" PRId32
                        " dims",
                        k, result.rank[k]);

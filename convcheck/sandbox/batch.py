@@ -18,6 +18,10 @@ from convcheck.sandbox.crashes import CRASH_REPORT_LIMIT, Crash, Hang, crash_of,
 from convcheck.sandbox.framing import LineFraming, RecordFraming, encode_request
 from convcheck.sandbox.processes import RSS_INTERVAL, START_TIMEOUT, Worker
 
+# A worker past its timeout whose address space peaked above this share of its limit ran
+# out of memory: a malloc near the limit fails, whatever was reserved before it.
+_SPENT = 0.9
+
 if TYPE_CHECKING:
     from convcheck.sandbox.pool import WorkerPool
 
@@ -185,8 +189,19 @@ class Batch:
             if not worker.ready:
                 self._start_failed(worker, f"not ready within {START_TIMEOUT:g} s")
                 continue
-            worker.stop()
-            self._replace(worker, Hang(self.pool.timeout))
+            self._replace(worker, self._hung(worker))
+
+    def _hung(self, worker: _Worker) -> Crash | Hang:
+        """A worker past its timeout, stopped: a hang, or, when it had spent its address
+        space (what a library that retries a failed malloc forever does), out of memory."""
+        limit = None if self.pool.spec.sanitized else self.pool.spec.memory_limit_mb
+        peak = worker.peak_mb() if limit is not None else None
+        output = worker.stop()
+        if limit is None or peak is None or peak < limit * _SPENT:
+            return Hang(self.pool.timeout)
+        note = f"convcheck: no result within {self.pool.timeout:g} s, address space "
+        note += f"{peak} MB of memory_limit_mb {limit}\n"
+        return Crash("out-of-memory", "", None, None, (output + note)[-_REPORT_LIMIT:])
 
     def _check_rss(self, limit_mb: int) -> None:
         for worker in [w for w in self.workers if w.held]:

@@ -5,9 +5,11 @@ marker in their environment, killed and reaped."""
 from __future__ import annotations
 
 import ctypes
+import itertools
 import os
 import shutil
 import signal
+import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -55,6 +57,27 @@ def own_session() -> dict[str, Any]:
     terminal is this process's to handle) that is SIGKILLed when this process dies
     (PR_SET_PDEATHSIG; start it from a thread that lives as long as the child)."""
     return {"start_new_session": True, "preexec_fn": _die_with_parent(os.getpid())}
+
+
+_runs = itertools.count(1)
+
+
+def run_reaped(argv: list[str], env: dict[str, str], timeout: float, **popen: Any) -> int:
+    """``subprocess.run`` for a short-lived child that loads a target (a probe), reaped as
+    a tree as a worker is: what the target's constructor forked, in the child's session
+    or (after a setsid) carrying its marker, is killed and reaped when the child ends.
+    Its exit status; ``subprocess.TimeoutExpired`` past ``timeout``, the child killed."""
+    _become_subreaper()
+    marker = f"{os.getpid()}.run.{next(_runs)}"
+    env = {**env, _MARKER: marker}
+    with subprocess.Popen(argv, env=env, start_new_session=True, **popen) as child:
+        try:
+            return child.wait(timeout)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+            _reap_orphans(set(), session=child.pid, marker=f"{_MARKER}={marker}".encode())
 
 
 def _die_with_parent(parent: int) -> Callable[[], None]:

@@ -281,6 +281,17 @@ class Worker(Child):
             return self.started + START_TIMEOUT
         return self.since + timeout if self.held else float("inf")
 
+    def peak_mb(self) -> int | None:
+        """The most address space it has held (VmPeak), None when it cannot be read."""
+        try:
+            with open(f"/proc/{self.process.pid}/status") as status:
+                for line in status:
+                    if line.startswith("VmPeak:"):
+                        return int(line.split()[1]) >> 10
+        except (OSError, ValueError, IndexError):
+            return None
+        return None
+
     def rss_mb(self) -> int:
         # Safe to read by pid: an unreaped child's pid cannot be reused.
         with open(f"/proc/{self.process.pid}/statm") as statm:

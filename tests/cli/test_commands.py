@@ -189,6 +189,9 @@ def test_minimize_keeps_the_signature_and_counts_calls_by_pass():
         (["ci", "--time=-1"], "time=-1.0 must be"),
         (["fuzz", "--cases", "0"], "cases=0 must be a positive integer"),
         (["fuzz", "--jobs", "two"], "jobs='two' must be a positive integer"),
+        (["fuzz", "--jobs", "100000"], "jobs=100000 must be a positive integer of at most 64"),
+        (["ci", "--jobs", "65"], "jobs=65 must be a positive integer of at most 64"),
+        (["replay", "--jobs", "65"], "jobs=65 must be"),
         (["fuzz", "--engine", "afl"], "invalid choice: 'afl'"),
         (["replay", "/nonexistent-corpus"], "does not exist"),
         (

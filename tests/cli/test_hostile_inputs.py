@@ -161,6 +161,25 @@ HOSTILE_ENTRIES = [
     ("signature-surrogate", {"signature": ["crash", "\udcff"]}, "signature"),
     ("explanation-object", {"explanation": {}}, "explanation"),
     ("explanation-surrogate", {"explanation": "\ud800"}, "explanation"),
+    ("outcomes-list", {"outcomes": []}, "outcomes must be"),
+    ("outcomes-text", {"outcomes": "accept"}, "outcomes must be"),
+    ("outcome-number", {"outcomes": {"native": 5}}, "outcomes.native must be"),
+    ("outcome-verdict", {"outcomes": {"native": {"verdict": "maybe"}}}, "outcomes.native.verdict"),
+    ("outcome-no-verdict", {"outcomes": {"native": {"check": None}}}, "outcomes.native.verdict"),
+    ("outcome-check", {"outcomes": {"native": {"verdict": "reject", "check": 3}}}, ".check"),
+    ("outcome-sizes", {"outcomes": {"model": {"verdict": "accept", "out_sizes": "1"}}}, "sizes"),
+    ("outcome-size", {"outcomes": {"model": {"verdict": "accept", "out_sizes": [1.5]}}}, "sizes"),
+    ("outcome-crash", {"outcomes": {"native": {"verdict": "crash", "crash": []}}}, ".crash"),
+    (
+        "outcome-crash-kind",
+        {"outcomes": {"native": {"verdict": "crash", "crash": {"kind": 7}}}},
+        "outcomes.native.crash.kind",
+    ),
+    ("torch-version-number", {"torch_version": 2.13}, "torch_version"),
+    ("torch-version-list", {"torch_version": ["2.13.0"]}, "torch_version"),
+    ("found-by-number", {"found_by": 1}, "found_by"),
+    ("found-by-object", {"found_by": {}}, "found_by"),
+    ("minimized-text", {"minimized": "yes"}, "minimized"),
 ]
 
 
@@ -275,6 +294,60 @@ def test_a_corpus_entry_with_an_odd_file_name_replays(tmp_path):
     code, out, err = run_executable("replay", str(tmp_path), "--revision", "current", "--no-torch")
     assert (code, err) == (0, ""), err
     assert b"1 entry, 1 passed, 0 failed" in out
+
+
+def test_an_entry_a_concurrent_campaign_removed_is_skipped(tmp_path, monkeypatch):
+    """A minimising campaign removes merged entries: one gone between the listing and
+    the reading is no longer part of the corpus, not an error."""
+    from convcheck import files
+
+    (tmp_path / "entry.json").write_bytes(entry_text())
+    listed = files.json_names
+    monkeypatch.setattr(files, "json_names", lambda *a: [*listed(*a), "merged-away.json"])
+    code, out, err = run("replay", tmp_path, "--revision", "current", "--no-torch")
+    assert (code, err) == (0, ""), err
+    assert "1 entry, 1 passed, 0 failed" in out
+    # A file the user names is still an error when it is not there.
+    code, _, err = run("judge", tmp_path / "merged-away.json", "--no-torch")
+    assert_one_clear_line(code, err, "merged-away.json", "No such file")
+
+
+@pytest.mark.parametrize("kind", ["device", "folder", "fifo", "missing"])
+def test_a_target_that_is_no_file_says_what_it_is(tmp_path, kind):
+    target = {"device": "/dev/zero", "folder": tmp_path, "fifo": tmp_path / "fifo"}.get(
+        kind, tmp_path / "missing.so"
+    )
+    if kind == "fifo":
+        os.mkfifo(target)
+    said = {"device": "not a regular file", "folder": "is a folder", "fifo": "not a regular file"}
+    (tmp_path / "case.json").write_bytes(case_text())
+    code, _, err = run("judge", "--no-torch", "--target", target, tmp_path / "case.json")
+    assert_one_clear_line(code, err, f"target {target}: {said.get(kind, 'no such file')}")
+
+
+def test_a_target_whose_name_is_null_is_one_clear_line(tmp_path):
+    from hostile import build
+
+    target = build(tmp_path, "NULL_NAME")
+    (tmp_path / "case.json").write_bytes(case_text())
+    code, _, err = run("judge", "--no-torch", "--target", target, tmp_path / "case.json")
+    assert_one_clear_line(code, err, f"target {target}: convcheck_name() returned NULL")
+    assert "AttributeError" not in err
+
+
+def test_a_file_size_limit_of_zero_is_named_not_a_bug_in_convcheck(tmp_path):
+    import resource
+
+    def no_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2]))
+    done = subprocess.run(
+        [*CONVCHECK, "fuzz", "--no-torch", "--cases", "8", "--corpus", str(tmp_path / "c")],
+        capture_output=True, timeout=300, env=env, preexec_fn=no_files, check=False,
+    )  # fmt: skip
+    err = done.stderr.decode()
+    assert_one_clear_line(done.returncode, err, "file size limit (ulimit -f) is 0 bytes")
 
 
 def test_a_concurrent_writers_temporaries_are_skipped(tmp_path):

@@ -5,6 +5,7 @@ each rule of the layout is checked on its own; one seeded campaign runs them end
 """
 
 import io
+import os
 import re
 import sys
 import time
@@ -13,9 +14,11 @@ from types import SimpleNamespace
 import pytest
 from builders import conv, conv_t, t
 
+from convcheck import report_html
 from convcheck.campaign import Budget, Campaign
 from convcheck.cli import main
 from convcheck.describe import describe_case, describe_int
+from convcheck.errors import ConvcheckError
 from convcheck.findings import Finding, FindingKind
 from convcheck.outcome import Outcome
 from convcheck.progress import Progress
@@ -97,6 +100,7 @@ FINDINGS = [
 
 def campaign_with(findings, known=(), corpus_dir=None):
     campaign = Campaign(None, corpus_dir, known=set(known), budget=Budget(cases=1))
+    campaign.stats.cases = 1  # its budget judged
     for seconds, f in enumerate(findings):
         campaign.found[f.key] = f
         campaign.stats.first_found[f.key] = float(seconds)
@@ -219,7 +223,9 @@ def test_where_the_kernel_parts_one_computation_is_one_row():
     )
     rows = [line for line in lines if line.startswith("  infidelity")]
     assert len(rows) == 4, rows
-    assert any("groups.gt_weight0 | kernel passes (+1 more: kernel rejects)" in r for r in rows)
+    assert any(
+        "gt_weight0 | kernel passes it, accepts (+1 more: kernel rejects)" in r for r in rows
+    )
     assert any("padding.length | kernel rejects (+1 more: stride.length)" in r for r in rows)
     assert any("(+1 more: output_sizes | sizes differ)" in r for r in rows)
     assert any("bias.length | kernel passes" in r and "more" not in r for r in rows)
@@ -351,8 +357,25 @@ def test_known_findings_are_marked_and_not_counted_new():
     assert " known " in crash
 
 
+def test_a_kernel_that_passes_a_check_and_rejects_later_says_where():
+    later = Outcome.reject("output.invalid")
+    passed = finding("infidelity", "groups.gt_weight0", "kernel passes", native=later)
+    (row,) = [line for line in report([passed]) if line.startswith("  infidelity")]
+    assert row.endswith("groups.gt_weight0 | kernel passes it, rejects at output.invalid"), row
+    accepted = finding("infidelity", "groups.gt_weight0", "kernel passes")
+    (row,) = [line for line in report([accepted]) if line.startswith("  infidelity")]
+    assert row.endswith("groups.gt_weight0 | kernel passes it, accepts"), row
+
+
 def test_no_findings_says_so_in_one_line():
     assert report([])[1:] == ["no kernel bugs"]
+
+
+def test_no_case_judged_is_not_no_findings():
+    campaign = campaign_with([])
+    campaign.stats.cases = 0
+    lines = format_campaign(campaign, SimpleNamespace(**vars(ARGS))).splitlines()
+    assert lines[1:] == ["0 cases judged: nothing to say of the kernel"]
 
 
 def test_a_terminal_gets_the_same_report_in_colour(monkeypatch):
@@ -512,6 +535,46 @@ def test_a_report_that_cannot_be_written_is_refused_before_the_campaign(tmp_path
     )
     assert code == 2 and out == ""
     assert err.startswith("convcheck: report folder") and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("where", ["folder", "root", "fifo"])
+@pytest.mark.parametrize("command", ["fuzz", "ci"])
+def test_a_report_naming_no_file_is_refused_before_the_campaign(tmp_path, where, command):
+    pytest.importorskip("matplotlib")
+    report = {"folder": tmp_path, "root": "/", "fifo": tmp_path / "fifo"}[where]
+    if where == "fifo":
+        os.mkfifo(report)
+    corpus = tmp_path / "c"
+    # ci replays the corpus: it must be there; fuzz makes it.
+    options = ("--corpus", corpus, "--results", tmp_path / "r") if command == "ci" else ()
+    if command == "ci":
+        corpus.mkdir()
+    else:
+        options = ("--corpus", corpus)
+    code, out, err = run(command, "--no-torch", "--cases", 1, *options, "--report", report)
+    assert (code, out) == (2, ""), err
+    assert err.startswith(f"convcheck: --report {report}: "), err
+    assert len(err.splitlines()) == 1 and "cannot write" not in err, err
+    assert not list(corpus.glob("*.json"))
+
+
+def test_a_report_that_fails_after_the_campaign_keeps_its_findings(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+
+    def full(*args):
+        raise ConvcheckError("report file r.html: cannot write: No space left on device")
+
+    monkeypatch.setattr(report_html, "fuzz_report", full)
+    code, out, err = run(
+        *("fuzz", "--revision", "legacy", "--no-torch", "--cases", 512, "--no-minimize"),
+        *("--corpus", tmp_path, "--report", tmp_path / "r.html"),
+    )
+    assert code == 1, err
+    assert "kernel bug" in out
+    assert (
+        err.splitlines()[-1]
+        == "convcheck: report file r.html: cannot write: No space left on device"
+    )
 
 
 def test_a_report_without_matplotlib_is_refused_before_the_campaign(tmp_path, monkeypatch):

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,78 @@ def test_a_full_disk_in_the_atheris_child_is_one_line_and_exit_2(full_disk):
     assert last.startswith("convcheck: the atheris engine's child stopped")
     assert "No space left" in last
     assert "Traceback" not in done.stderr
+
+
+def test_an_interrupted_ci_says_so_and_its_junit_too(hanging, pid_file, tmp_path):
+    corpus, results = tmp_path / "corpus", tmp_path / "results"
+    corpus.mkdir()
+    command = [
+        *(sys.executable, "-m", "convcheck", "ci", "--revision", "legacy", "--target", hanging),
+        *("--no-torch", "--timeout", "3600", "--cases", "1000000000"),
+        *("--corpus", str(corpus), "--results", str(results)),
+    ]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + GENEROUS
+        while not _pids(pid_file) and time.monotonic() < deadline:
+            assert child.poll() is None, child.communicate()
+            time.sleep(0.05)
+        assert _pids(pid_file), "the target never hung"
+        child.send_signal(signal.SIGINT)
+        stdout, stderr = child.communicate(timeout=GENEROUS)
+    finally:
+        child.kill()
+        child.wait()
+    assert child.returncode == 2, stderr
+    assert "verdict: passed" not in stdout, stdout
+    assert "verdict: interrupted" in stdout, stdout
+    assert "Traceback" not in stderr
+    suite = ET.parse(results / "junit.xml").getroot()
+    assert suite.get("errors") == "1", ET.tostring(suite)
+    (error,) = suite.iter("error")
+    assert "interrupted" in error.get("message")
+
+
+def _solving(pid: int) -> bool:
+    workers = [p for p in descendants(pid) if b"spawn_main" in _read(f"/proc/{p}/cmdline")]
+    return bool(workers) and all(b"libz3" in _read(f"/proc/{p}/maps") for p in workers)
+
+
+def _read(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        return b""
+
+
+def test_sigterm_while_proving_is_one_line_and_leaves_no_solver(tmp_path):
+    """SIGTERM ends ``prove`` as SIGINT does: "interrupted", exit 2, its solver processes
+    stopped (killed outright before, with the resource tracker's warnings on stderr)."""
+    command = [sys.executable, "-m", "convcheck", "prove", "--revision", "legacy"]
+    child = subprocess.Popen(
+        [*command, "--no-cache", "--no-judge"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=dict(os.environ, CONVCHECK_CACHE=str(tmp_path)),
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 10 * GENEROUS
+        # Solving: a worker process with z3 loaded, and none still being started (a worker
+        # the signal cuts off mid-start prints the spawn's EOFError, a race of
+        # multiprocessing's, not of the signal's handling).
+        while not _solving(child.pid) and time.monotonic() < deadline:
+            assert child.poll() is None, child.communicate()
+            time.sleep(0.05)
+        started = descendants(child.pid)
+        assert _solving(child.pid), "prove never started its solver"
+        child.send_signal(signal.SIGTERM)
+        stdout, stderr = child.communicate(timeout=10 * GENEROUS)
+    finally:
+        child.kill()
+        child.wait()
+    assert (child.returncode, stderr) == (2, "convcheck: interrupted\n")
+    # Killed and waited for; one still exiting is given time (what counts is that none
+    # solves on, as they did for minutes after a SIGTERM).
+    deadline = time.monotonic() + GENEROUS
+    while any(running(pid) for pid in started) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(running(pid) for pid in started)

@@ -9,11 +9,14 @@
  *   42       forks a child that calls setsid and sleeps (its pid goes to $HOSTILE_PIDS)
  *   43       as 42, then SIGSEGV             3   returns status 3 (check id "hostile.status")
  *   44       allocates 512 MB: rejects with "hostile.no_memory" if it cannot
+ *   45       allocates until malloc fails (the address-space limit), then hangs
  *
  * Built with -DGARBAGE it writes bogus result lines to fds 3..31 in its constructor and in
  * every call; with -DPRINT it prints to stdout and stderr from its constructor and
  * destructor; with -DHANG every call hangs as 13 does; with -DTHREAD its constructor starts
- * a thread (a process with two threads must not fork). $HOSTILE_LOADS names a file
+ * a thread (a process with two threads must not fork); with -DNULL_NAME convcheck_name()
+ * returns NULL; with -DFORK_ON_LOAD its constructor forks two children that sleep, one
+ * calling setsid (their pids go to $HOSTILE_PIDS). $HOSTILE_LOADS names a file
  * counting the loads; from load $HOSTILE_CRASH_FROM on, the constructor aborts.
  */
 #define _DEFAULT_SOURCE /* fork, setsid, pause under -std=c11 */
@@ -55,7 +58,27 @@ static void *sleep_forever(void *unused) {
 }
 #endif
 
+#ifdef FORK_ON_LOAD
+/* A child that sleeps until killed, in a session of its own or not; its pid recorded. */
+static void fork_on_load(int new_session) {
+    pid_t child = fork();
+    if (child == 0) {
+        if (new_session) {
+            setsid();
+        }
+        for (;;) {
+            pause();
+        }
+    }
+    record_pid(child);
+}
+#endif
+
 __attribute__((constructor)) static void on_load(void) {
+#ifdef FORK_ON_LOAD
+    fork_on_load(0);
+    fork_on_load(1);
+#endif
 #ifdef THREAD
     pthread_t thread;
     pthread_create(&thread, NULL, sleep_forever, NULL);
@@ -100,7 +123,11 @@ int32_t convcheck_abi_version(void) {
 }
 
 const char *convcheck_name(void) {
+#ifdef NULL_NAME
+    return NULL;
+#else
     return "hostile target";
+#endif
 }
 
 static void fork_setsid_sleeper(void) {
@@ -155,6 +182,14 @@ int32_t convcheck_check(const convcheck_call *call, convcheck_result *result) {
         free(block);
         break;
     }
+    case 45:
+        /* Reserves address space until malloc fails (the worker's limit), then hangs, as
+           a library that retries forever would. */
+        while (malloc((size_t)256 << 20) != NULL) {
+        }
+        for (;;) {
+            pause();
+        }
     case 13:
         record_pid(getpid());
         for (;;) {

@@ -4,7 +4,7 @@ the documented example target works as a target."""
 from pathlib import Path
 
 import pytest
-from builders import conv, conv_t
+from builders import conv, conv_t, t
 
 from convcheck.errors import ConvcheckError
 from convcheck.native import NativeJudge
@@ -92,3 +92,25 @@ def test_example_target_from_the_docs(tmp_path, sanitized):
         ]
         outcome = judge.run([conv()])[0]
         assert outcome.values == (0.0,) * 12
+
+
+@pytest.mark.parametrize("worker", ["c", "python"])
+def test_a_target_that_resizes_out_to_another_rank_is_judged_not_a_tool_error(
+    tmp_path, worker, monkeypatch
+):
+    """The example accepts a 1-D call whose out is declared 4-D, resizing out to 3 dims:
+    the kernel's answer (a finding against the model), not convcheck's failure."""
+    from convcheck.judges import Judges
+
+    if worker == "python":  # the worker where no C compiler is found
+        monkeypatch.setattr("convcheck.native.judge.build_worker", lambda *a, **k: None)
+    source = tmp_path / "example_target.c"
+    source.write_text(EXAMPLE.read_text())
+    (tmp_path / "convcheck_abi.h").write_text((NATIVE_DIR / "convcheck_abi.h").read_text())
+    library = compile_shared([source], "example", sanitized=False)
+    case = conv(out=t(1, 4, 3, 1))
+    with Judges("current", target=str(library), use_torch=False) as judges:
+        (found,) = judges.evaluate([case])
+    kinds = {f.kind for f in found}
+    assert "tool-error" not in kinds, [f.describe() for f in found]
+    assert kinds, "the example's acceptance of a rank it cannot have is a finding"

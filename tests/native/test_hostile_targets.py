@@ -100,6 +100,24 @@ def test_a_setsid_child_of_the_target_dies_with_the_judge(hostile, pid_file):
     assert [pid for pid in children if running(pid)] == []
 
 
+def test_what_the_constructor_forks_dies_with_the_probe_and_the_judge(tmp_path, pid_file):
+    """The probe that loads the library first (``probe_library``) is reaped as a tree,
+    as every worker is: the children its constructor forked, setsid or not, go too."""
+    forking = _build(tmp_path, "FORK_ON_LOAD")
+    with NativeJudge(target=forking) as judge:
+        assert judge.check([conv()])[0].verdict == "accept"
+        # The probe's two, then the worker's two.
+        assert len(_pids(pid_file)) >= 4
+    assert [pid for pid in _pids(pid_file) if running(pid)] == []
+
+
+def test_a_target_that_hangs_at_the_address_space_limit_is_out_of_memory(hostile):
+    """A hang with the worker's address space spent is the memory it ran out of."""
+    with NativeJudge(target=hostile, timeout=2.0) as judge:
+        (outcome,) = judge.check([conv(groups=45)])
+    assert (outcome.verdict, outcome.crash_kind) == ("crash", "out-of-memory"), outcome
+
+
 def test_a_setsid_child_of_a_crashed_worker_is_reaped_at_once(hostile, pid_file):
     with NativeJudge(target=hostile) as judge:
         (crash,) = judge.check([conv(groups=43)])

@@ -481,7 +481,11 @@ def _slow_transpose(call: AtenCall) -> list[int]:
         listing = ", ".join(f"dilation_{n}: {v}" for n, v in zip(names, d, strict=True))
         raise TorchError(f"dilation should be greater than zero, but got {listing}")
     if not all(o < st or o < di for o, st, di in zip(op, s, d, strict=True)):
-        listing = " ".join(f"output_padding_{n}: {v}" for n, v in zip(names, op, strict=True))
+        listing = " ".join(
+            f"{what}_{n}: {v}"
+            for what, values in (("output_padding", op), ("stride", s), ("dilation", d))
+            for n, v in zip(names, values, strict=True)
+        )
         raise TorchError(
             "output padding must be smaller than either stride or dilation, but got " + listing
         )

@@ -150,6 +150,14 @@ def _select(case, a, threads, onednn, private, arguments: list | None = None) ->
     call = aten_call(case, a, threads, onednn)
     if private:
         if made is None:
+            if call.one_d:
+                # ATen checks a 1-D call's shapes before its 2-D view, which the private
+                # API is handed: its messages would name the view's sizes, not the call's.
+                from convcheck.ops.convolution.torch_oracle._fallback import (
+                    check_shape_forward,
+                )
+
+                check_shape_forward(call)
             made = _private_arguments(call)
             if arguments is not None:
                 arguments.append(made)
