@@ -34,6 +34,12 @@ class TorchVerdict(Protocol):
         ...
 
     @property
+    def onednn_skipped(self) -> bool:
+        """True when a campaign sampled the other path's call away and ``outcome`` stands
+        for both: a finding against torch on it is confirmed by making that call."""
+        ...
+
+    @property
     def torch_bug(self) -> str | None:
         """Why torch's own answers disagree (a ``torch-bug`` finding), or None."""
         ...

@@ -191,7 +191,7 @@ class Batch:
                 continue
             self._replace(worker, self._hung(worker))
 
-    def _hung(self, worker: _Worker) -> Crash | Hang:
+    def _hung(self, worker: Worker) -> Crash | Hang:
         """A worker past its timeout, stopped: a hang, or, when it had spent its address
         space (what a library that retries a failed malloc forever does), out of memory."""
         limit = None if self.pool.spec.sanitized else self.pool.spec.memory_limit_mb
@@ -201,7 +201,7 @@ class Batch:
             return Hang(self.pool.timeout)
         note = f"convcheck: no result within {self.pool.timeout:g} s, address space "
         note += f"{peak} MB of memory_limit_mb {limit}\n"
-        return Crash("out-of-memory", "", None, None, (output + note)[-_REPORT_LIMIT:])
+        return Crash("out-of-memory", "", None, None, (output + note)[-CRASH_REPORT_LIMIT:])
 
     def _check_rss(self, limit_mb: int) -> None:
         for worker in [w for w in self.workers if w.held]:

@@ -67,9 +67,9 @@ def run_reaped(argv: list[str], env: dict[str, str], timeout: float, **popen: An
     a tree as a worker is: what the target's constructor forked, in the child's session
     or (after a setsid) carrying its marker, is killed and reaped when the child ends.
     Its exit status; ``subprocess.TimeoutExpired`` past ``timeout``, the child killed."""
-    _become_subreaper()
+    become_subreaper()
     marker = f"{os.getpid()}.run.{next(_runs)}"
-    env = {**env, _MARKER: marker}
+    env = {**env, MARKER: marker}
     with subprocess.Popen(argv, env=env, start_new_session=True, **popen) as child:
         try:
             return child.wait(timeout)
@@ -77,7 +77,7 @@ def run_reaped(argv: list[str], env: dict[str, str], timeout: float, **popen: An
             if child.poll() is None:
                 child.kill()
                 child.wait()
-            _reap_orphans(set(), session=child.pid, marker=f"{_MARKER}={marker}".encode())
+            reap_orphans(set(), session=child.pid, marker=f"{MARKER}={marker}".encode())
 
 
 def _die_with_parent(parent: int) -> Callable[[], None]:
