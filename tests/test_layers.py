@@ -7,13 +7,15 @@ its packages'; a module in no layer fails the test, so that a new one is placed 
 
 from test_layout import graph
 
+_POOLING = ("avg_pool2d", "max_pool2d_with_indices")
+
 # From the top; names relative to ``convcheck.`` ("" is the package itself).
 LAYERS = [
     ["__main__", "cli", "commands", "ci", "export", "ops.convolution.upstream"],
     ["engines", "solver.engine", "strategies"],  # what proposes cases
     # An op's own object gathers its pieces from every layer below (the core finds it
     # through the registry, by name, never by an import).
-    ["ops.convolution"],
+    ["ops.convolution", "ops.avg_pool2d", "ops.max_pool2d_with_indices", "ops.pooling.op"],
     ["campaign", "shards", "merge"],  # what judges them, in batches and processes
     ["solver"],  # what solves the model's steps: witnesses, proofs
     ["report", "report_html"],
@@ -27,8 +29,12 @@ LAYERS = [
     ["findings"],
     ["judgement"],
     # The op and the model: steps over the arithmetic, the cases they are run on.
-    [f"ops.convolution.{m}" for m in ("known_bugs", "report", "solving")],
-    [f"ops.convolution.{m}" for m in ("legacy", "current", "checks", "case", "generate")],
+    [f"ops.convolution.{m}" for m in ("known_bugs", "report", "solving")]
+    + [f"ops.pooling.{m}" for m in ("known_bugs", "report", "solving", "work")]
+    + [f"ops.{op}.known_bugs" for op in _POOLING],
+    [f"ops.convolution.{m}" for m in ("legacy", "current", "checks", "case", "generate")]
+    + ["ops.pooling"]
+    + [f"ops.{op}.{m}" for op in _POOLING for m in ("legacy", "current", "case", "generate")],
     ["model", "generate", "fuzzed", "values", "describe"],
     ["", "case", "simplicity"],
     ["sandbox", "sanitizer", "progress", "lazy", "_worker_main"],

@@ -45,6 +45,8 @@ __all__ = [
 # name -> "module:attribute" of the op's ``OP``
 OPS: dict[str, str] = {
     "convolution": "convcheck.ops.convolution:OP",
+    "avg_pool2d": "convcheck.ops.avg_pool2d:OP",
+    "max_pool2d_with_indices": "convcheck.ops.max_pool2d_with_indices:OP",
 }
 DEFAULT_OP = "convolution"
 
