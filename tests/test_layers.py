@@ -23,8 +23,10 @@ LAYERS = [
     ["shrink", "ops.convolution.shrink"],
     # The judges, and the targets and torch they start.
     ["judges", "check_ids"],
-    ["ops.convolution.executorch_source", "ops.convolution.differences"],
-    ["ops.convolution.torch_oracle", "ops.convolution.executorch_target", "native"],
+    ["ops.convolution.executorch_source", "ops.convolution.differences"]
+    + ["ops.pooling.differences"],
+    ["ops.convolution.torch_oracle", "ops.convolution.executorch_target", "native"]
+    + ["ops.pooling.aten"],
     ["targets", "pool_judge"],
     ["findings"],
     ["judgement"],

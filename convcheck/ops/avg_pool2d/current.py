@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from convcheck.ops.avg_pool2d import legacy
 from convcheck.ops.avg_pool2d.legacy import divisor_override, dtype_switch
+from convcheck.ops.convolution.current import output_fits
 from convcheck.ops.pooling.checks import (
     dim_orders,
     dtypes,
@@ -40,6 +41,7 @@ STEPS = (
     padding_half_kernel,
     output_sizes,
     output_size_valid,
+    output_fits,
     out_strides,
     dtype_switch,
     input_strides_fit,

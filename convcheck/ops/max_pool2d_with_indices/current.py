@@ -9,6 +9,7 @@ The loops visit only the taps inside the input.
 
 from __future__ import annotations
 
+from convcheck.ops.convolution.current import output_fits
 from convcheck.ops.max_pool2d_with_indices import legacy
 from convcheck.ops.max_pool2d_with_indices.legacy import dtype_switch
 from convcheck.ops.pooling.checks import (
@@ -42,6 +43,7 @@ STEPS = (
     padding_half_kernel,
     output_sizes,
     output_size_valid,
+    output_fits,
     out_strides,
     indices_strides,
     dtype_switch,
