@@ -1,8 +1,6 @@
-"""The pooling kernels' steps: the call as the C sees it, and each check and computation
-of ``legacy`` (ExecuTorch main at cff6f4dd32, ``kernels/portable/cpu/util/kernel_ops_util.cpp``
-and ``kernel_ops_util.h``, ``op_avg_pool2d.cpp``, ``op_max_pool2d_with_indices.cpp``) and of
-``current`` (the fixed semantics, ``docs/checks-pooling.md``) that both ops run. Each op's
-``legacy`` and ``current`` put them in that op's C order.
+"""What the pooling kernels' revisions share: the call as the C sees it, and the checks
+both revisions run alike (``legacy``'s and ``current``'s own are in the modules of those
+names). Each op's revisions put them in that op's C order (docs/checks-pooling.md).
 """
 
 from __future__ import annotations
@@ -11,10 +9,6 @@ from convcheck.case import Case, TensorSpec, channels_last_order, contiguous_ord
 from convcheck.fixedint import Arith
 from convcheck.model.steps import Reject
 from convcheck.ops.convolution.checks import int32_strides, val_at
-
-# The loops' iterations past which a call is a denial of service, not a computation:
-# ATen answers the same calls visiting only the taps inside the input.
-WORK_LIMIT = 1 << 32
 
 
 class Call:
@@ -33,9 +27,6 @@ class Call:
         self.ceil_mode: bool = case.ceil_mode  # type: ignore[attr-defined]
         self.count_include_pad: bool = getattr(case, "count_include_pad", False)
         self.out_sizes: list[int] = []
-        # The loops' estimate (``work``): iterations, and those that read no input.
-        self.work = 0
-        self.wasted = 0
 
 
 def window(call: Call, i: int) -> tuple[int, int, int, int]:
