@@ -56,9 +56,7 @@ def test_legacy_witnesses_each_ub_class(op):
         only.update(count_include_pad=True, divisor=False)
     report = _prove(op, "legacy", **only)
     witnessed = {
-        ops.get(op).bug_class(
-            ("crash", s.kind, s.site.replace("dim0", "dim*").replace("dim1", "dim*"))
-        )
+        ops.get(op).bug_class(("crash", s.kind, model.site_family(s.site)))
         for s in report.sites
         if s.undefined and s.status == WITNESS
     }
