@@ -11,6 +11,7 @@ the input (``convcheck.ops.pooling.work``).
 
 from __future__ import annotations
 
+from convcheck.case import contiguous_order
 from convcheck.fixedint import Arith
 from convcheck.model.steps import Reject
 from convcheck.ops.pooling.checks import (
@@ -35,7 +36,7 @@ def same_dim_order(call: Call, a: Arith) -> None:
     default: a channels-last input is refused although the loops index by strides."""
     if call.input.order != call.out.order:
         raise Reject("dim_order.in_out")
-    if call.input.dim_order is not None:
+    if call.input.order != contiguous_order(call.input.rank):
         raise Reject("dim_order.input_channels_last")
 
 
