@@ -9,6 +9,7 @@ from test_layout import graph
 
 # The ops beside convolution, whose pieces sit beside convolution's.
 OTHER_OPS = ("constant_pad_nd", "max_pool2d_with_indices_backward", "convolution_backward")
+_POOLING = ("avg_pool2d", "max_pool2d_with_indices")
 
 # From the top; names relative to ``convcheck.`` ("" is the package itself).
 LAYERS = [
@@ -16,7 +17,12 @@ LAYERS = [
     ["engines", "solver.engine", "strategies"],  # what proposes cases
     # An op's own object gathers its pieces from every layer below (the core finds it
     # through the registry, by name, never by an import).
-    ["ops.convolution", *(f"ops.{op}" for op in OTHER_OPS)],
+    [
+        "ops.convolution",
+        *(f"ops.{op}" for op in OTHER_OPS),
+        *(f"ops.{op}" for op in _POOLING),
+        "ops.pooling.op",
+    ],
     ["campaign", "shards", "merge"],  # what judges them, in batches and processes
     ["solver"],  # what solves the model's steps: witnesses, proofs
     ["report", "report_html"],
@@ -24,10 +30,15 @@ LAYERS = [
     ["shrink", "ops.convolution.shrink", "ops.max_pool2d_with_indices_backward.shrink"],
     # The judges, and the targets and torch they start.
     ["judges", "check_ids"],
-    ["ops.convolution.executorch_source", "ops.convolution.differences"],
+    ["ops.convolution.executorch_source", "ops.convolution.differences", "ops.pooling.differences"],
     # The other ops' torch mappings read convolution's ATen helpers.
     [f"ops.{op}.{m}" for op in OTHER_OPS for m in ("torch_checks", "differences")],
-    ["ops.convolution.torch_oracle", "ops.convolution.executorch_target", "native"],
+    [
+        "ops.convolution.torch_oracle",
+        "ops.convolution.executorch_target",
+        "native",
+        "ops.pooling.aten",
+    ],
     ["targets", "pool_judge"],
     ["findings"],
     ["judgement"],
@@ -35,11 +46,15 @@ LAYERS = [
     # The other ops' pieces read convolution's (its checks, its class lookup): each sits
     # one layer above the convolution piece it reads.
     [f"ops.{op}.{m}" for op in OTHER_OPS for m in ("known_bugs", "solving")],
-    [f"ops.convolution.{m}" for m in ("known_bugs", "report", "solving")],
+    [f"ops.convolution.{m}" for m in ("known_bugs", "report", "solving")]
+    + [f"ops.pooling.{m}" for m in ("known_bugs", "report", "solving", "work")]
+    + [f"ops.{op}.known_bugs" for op in _POOLING],
     [f"ops.{op}.{m}" for op in OTHER_OPS for m in ("legacy", "current", "checks", "generate")],
     [
         *(f"ops.convolution.{m}" for m in ("legacy", "current", "checks", "case", "generate")),
         *(f"ops.{op}.case" for op in OTHER_OPS),
+        "ops.pooling",
+        *(f"ops.{op}.{m}" for op in _POOLING for m in ("legacy", "current", "case", "generate")),
     ],
     ["model", "generate", "fuzzed", "values", "describe"],
     ["", "case", "simplicity"],

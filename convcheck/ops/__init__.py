@@ -51,6 +51,8 @@ OPS: dict[str, str] = {
     "constant_pad_nd": "convcheck.ops.constant_pad_nd:OP",
     "max_pool2d_with_indices_backward": "convcheck.ops.max_pool2d_with_indices_backward:OP",
     "convolution_backward": "convcheck.ops.convolution_backward:OP",
+    "avg_pool2d": "convcheck.ops.avg_pool2d:OP",
+    "max_pool2d_with_indices": "convcheck.ops.max_pool2d_with_indices:OP",
 }
 DEFAULT_OP = "convolution"
 

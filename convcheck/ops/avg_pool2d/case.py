@@ -1,0 +1,28 @@
+"""A call of ``avg_pool2d.out``. Its JSON form::
+
+{"input": {"sizes": [1, 2, 5, 5], "dtype": "float32"},
+ "out":   {"sizes": [1, 2, 2, 2], "dtype": "float32"},
+ "kernel_size": [2, 2], "stride": [2, 2], "padding": [0, 0],
+ "ceil_mode": false, "count_include_pad": true, "divisor_override": null}
+"""
+
+from __future__ import annotations
+
+from convcheck.case import Case, TensorSpec
+from convcheck.frozen import frozen
+from convcheck.schema import boolean, int_list, optional_int, tensor
+
+
+@frozen
+class AvgPool2dCase(Case):
+    input: TensorSpec = tensor()
+    out: TensorSpec = tensor(output=True)
+    kernel_size: tuple[int, ...] = int_list(simplest=1, low=1)
+    # Empty means "the kernel size", as in ATen.
+    stride: tuple[int, ...] = int_list(simplest=1, low=1)
+    padding: tuple[int, ...] = int_list(simplest=0, low=0)
+    ceil_mode: bool = boolean()
+    count_include_pad: bool = boolean()
+    divisor_override: int | None = optional_int(simplest=1, low=1)
+
+    OP = "avg_pool2d"

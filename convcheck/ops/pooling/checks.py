@@ -1,0 +1,123 @@
+"""What the pooling kernels' revisions share: the call as the C sees it, and the checks
+both revisions run alike (``legacy``'s and ``current``'s own are in the modules of those
+names). Each op's revisions put them in that op's C order (docs/checks-pooling.md).
+"""
+
+from __future__ import annotations
+
+from convcheck.case import Case, TensorSpec, channels_last_order, contiguous_order
+from convcheck.fixedint import Arith
+from convcheck.model.steps import Reject
+from convcheck.ops.convolution.checks import int32_strides, val_at
+
+
+class Call:
+    """The arguments as the C sees them. avg_pool2d has no dilation: its C passes an
+    empty list, which every helper reads as 1 (``val_at``'s default)."""
+
+    def __init__(self, case: Case) -> None:
+        self.case = case
+        self.input: TensorSpec = case.input  # type: ignore[attr-defined]
+        self.out: TensorSpec = case.out  # type: ignore[attr-defined]
+        self.indices: TensorSpec | None = getattr(case, "indices", None)
+        self.kernel_size: tuple[int, ...] = case.kernel_size  # type: ignore[attr-defined]
+        self.stride: tuple[int, ...] = case.stride  # type: ignore[attr-defined]
+        self.padding: tuple[int, ...] = case.padding  # type: ignore[attr-defined]
+        self.dilation: tuple[int, ...] = getattr(case, "dilation", ())
+        self.ceil_mode: bool = case.ceil_mode  # type: ignore[attr-defined]
+        self.count_include_pad: bool = getattr(case, "count_include_pad", False)
+        self.out_sizes: list[int] = []
+
+
+def window(call: Call, i: int) -> tuple[int, int, int, int]:
+    """Spatial dim ``i``'s kernel, stride, padding and dilation, with the C's defaults
+    (a missing stride is the kernel size)."""
+    k = val_at(call.kernel_size, i)
+    return k, val_at(call.stride, i, k), val_at(call.padding, i, 0), val_at(call.dilation, i, 1)
+
+
+def is_default_or_channels_last(t: TensorSpec) -> bool:
+    """ExecuTorch defines channels-last for 4-D (and 5-D) tensors only."""
+    return t.order == contiguous_order(t.rank) or (
+        t.rank == 4 and t.order == channels_last_order(4)
+    )
+
+
+# -- checks both revisions run alike ---------------------------------------------------
+
+
+def dtypes(call: Call, a: Arith) -> None:
+    if call.input.dtype != call.out.dtype:
+        raise Reject("dtype.mismatch")
+
+
+def indices_dtype(call: Call, a: Arith) -> None:
+    assert call.indices is not None
+    if call.indices.dtype != "int64":
+        raise Reject("indices.dtype")
+
+
+def dim_orders(call: Call, a: Arith) -> None:
+    if not is_default_or_channels_last(call.input):
+        raise Reject("dim_order.input")
+    if not is_default_or_channels_last(call.out):
+        raise Reject("dim_order.out")
+
+
+def input_shape(call: Call, a: Arith) -> None:
+    """3-D (channels, height, width), none empty, or 4-D whose batch alone may be empty."""
+    sizes = call.input.sizes
+    if not (
+        (len(sizes) == 3 and all(s > 0 for s in sizes))
+        or (len(sizes) == 4 and all(s > 0 for s in sizes[1:]))
+    ):
+        raise Reject("input.shape")
+
+
+def output_size_valid(call: Call, a: Arith) -> None:
+    """``output_size_is_valid(sizes, 2)``: the two spatial sizes positive, the others not
+    negative."""
+    sizes = call.out_sizes
+    if any(s < 0 for s in sizes[:-2]) or any(s <= 0 for s in sizes[-2:]):
+        raise Reject("output.invalid")
+
+
+def _resize(tensor: TensorSpec, sizes: list[int], a: Arith, name: str) -> None:
+    """``resize_tensor``: the rank is the tensor's own, and its element count must fit
+    the library's ssize_t; then it computes the new strides in its int32 stride type."""
+    if tensor.rank != len(sizes):
+        raise Reject(f"{name}.resize")
+    numel = 1
+    for d, size in enumerate(sizes):
+        product = a.mul_checked_i64(numel, size, f"resize_{name}.numel_mul{d}")
+        if product is None:
+            raise Reject(f"{name}.resize")
+        numel = product
+    int32_strides(sizes, tensor.order, a, f"{name}_strides")
+
+
+def resize_out(call: Call, a: Arith) -> None:
+    _resize(call.out, call.out_sizes, a, "out")
+
+
+def resize_indices(call: Call, a: Arith) -> None:
+    assert call.indices is not None
+    _resize(call.indices, call.out_sizes, a, "indices")
+
+
+def input_strides(call: Call, a: Arith) -> None:
+    """The loops' set-up computes input's strides in int32 from its sizes."""
+    int32_strides(call.input.sizes, call.input.order, a, "loop_strides.input")
+
+
+# The check ids each shared step rejects with, in the order it checks them
+# (docs/checks-pooling.md); each revision's table is read off its steps (``op.checks``).
+CHECKS = {
+    "dtypes": ("dtype.mismatch",),
+    "indices_dtype": ("indices.dtype",),
+    "dim_orders": ("dim_order.input", "dim_order.out"),
+    "input_shape": ("input.shape",),
+    "output_size_valid": ("output.invalid",),
+    "resize_out": ("out.resize",),
+    "resize_indices": ("indices.resize",),
+}

@@ -1,0 +1,77 @@
+"""The bug classes both pooling kernels share (issue 29's list, measured on ExecuTorch
+main cff6f4dd32: /work/shared/reference/executorch-windowed-ops.md), as the finding
+signatures that show each, and the lookup each op's ``bug_class`` is."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+# Kinds whose signature ends in the model's site of undefined behaviour: one UB shows as
+# an ordering or an overflow to the model and as a crash to a sanitized kernel.
+UB_KINDS = ("crash", "ordering", "overflow")
+
+Classes = Mapping[str, Sequence[tuple[str, ...]]]
+
+
+def ub_at(*sites: str, kind: str = "signed-integer-overflow") -> list[tuple[str, ...]]:
+    """The signatures of undefined behaviour at ``sites``: the model's ordering or
+    overflow, the sanitized kernel's crash."""
+    return [
+        signature
+        for site in sites
+        for signature in (("crash", kind, site), ("ordering", site), ("overflow", site))
+    ]
+
+
+# The unsigned operations and conversions of ``_kernel_output_size_helper`` (no UB:
+# they wrap) and the narrowing after it.
+WRAPPING_SITES = (
+    *("two_pad_u", "plus_two_pad", "dilated_u", "minus_dilated", "minus_1"),
+    *("ceil_u", "plus_ceil", "numerator", "narrow"),
+)
+
+# What the stride's missing check lets through, in either kernel.
+STRIDE_CLASSES: dict[str, list[tuple[str, ...]]] = {
+    "stride 0 divides by zero": ub_at("output_sizes.dim*.div_stride", kind="division-by-zero"),
+    "unchecked stride overflows the output size": ub_at(
+        *(
+            f"output_sizes.dim*.{site}"
+            for site in ("stride_minus_1", "last_start", "size_minus_1", "plus_1", "drop_last")
+        )
+    ),
+    "negative stride, or a stride list of any length, accepted": [
+        ("missing-check", "stride.range"),
+        ("missing-check", "stride.length"),
+    ],
+    # legacy divides truncating toward zero, and a window larger than the input by less
+    # than the stride gives 1 position where ATen's floor gives 0.
+    "kernel larger than the input accepted": [("missing-check", "output.invalid")],
+    # The helper's sum is size_t, converted back to int64, and its result stored into the
+    # int32 size type: a kernel far past the input wraps to a size that passes the check.
+    "output size wraps (size_t arithmetic, the int32 size type)": [
+        ("overflow", f"output_sizes.dim*.{site}") for site in WRAPPING_SITES
+    ],
+    # The resize computes out's strides, the loops input's, in int32.
+    "strides past int32": ub_at("out_strides.dim*", "indices_strides.dim*")
+    + ub_at("loop_strides.input.dim*"),
+    # The loops run every tap of the kernel, inside the input or not: a kernel of 2^20
+    # with padding 2^19 on a 1x1 input loops 2^40 times (ATen: a millisecond). The model
+    # predicts it (``convcheck.ops.pooling.work``); a kernel with a work limit reports it
+    # as this crash kind at its loops.
+    "the loops visit every tap (work past limit)": [("crash", "work past limit", "loops")],
+}
+
+
+def bug_class(classes: Classes, signature: tuple[str, ...]) -> str | None:
+    """The class a signature shows: one of its signatures, or a finding of another UB kind
+    at one of its UB sites (a target that crashes where the model says "ordering" shows
+    the same bug)."""
+    signature = tuple(signature)
+    for name, signatures in classes.items():
+        if signature in signatures:
+            return name
+    if signature[0] in UB_KINDS:
+        for name, signatures in classes.items():
+            if any(s[0] in UB_KINDS and s[-1] == signature[-1] for s in signatures):
+                return name
+    return None

@@ -1,0 +1,123 @@
+"""The steps of ``legacy`` both pooling kernels run: ``kernel_ops_util``'s helpers as
+ExecuTorch main cff6f4dd32 has them (``param_array_is_valid`` and its callers,
+``_kernel_output_size_helper``, ``kernel_reduction_then_map_2d``'s arithmetic), bugs
+included."""
+
+from __future__ import annotations
+
+from convcheck.fixedint import Arith
+from convcheck.model.steps import Reject
+from convcheck.ops.pooling.checks import Call, val_at, window
+
+
+def param_array(name: str, values: tuple[int, ...], minimum: int, allow_empty: bool) -> None:
+    """``param_array_is_valid`` for two spatial dims: length 1 or 2 (or 0 when allowed),
+    every element at least ``minimum``; no upper bound."""
+    if len(values) not in ((0, 1, 2) if allow_empty else (1, 2)):
+        raise Reject(f"{name}.length")
+    if any(v < minimum for v in values):
+        raise Reject(f"{name}.range")
+
+
+def kernel_size(call: Call, a: Arith) -> None:
+    param_array("kernel_size", call.kernel_size, 1, allow_empty=False)
+
+
+def stride(call: Call, a: Arith) -> None:
+    """``stride_is_valid(kernel_size, 2, true)``: the kernel size is checked a second
+    time under the stride's name, so the stride itself never is (and these ids never
+    fire: the kernel size passed the same test just before)."""
+    param_array("stride", call.kernel_size, 1, allow_empty=True)
+
+
+def padding(call: Call, a: Arith) -> None:
+    """At least 0 and at most half the kernel (the undilated one), no other bound."""
+    param_array("padding", call.padding, 0, allow_empty=False)
+    for i, pad in enumerate(call.padding):
+        half = a.div_i64(val_at(call.kernel_size, i), 2, f"padding.dim{i}.half_kernel")
+        if pad > half:
+            raise Reject("padding.gt_half_kernel")
+
+
+def dilation(call: Call, a: Arith) -> None:
+    """``dilation_is_valid(kernel_size, 2)``: the kernel size again, so the dilation is
+    never checked either."""
+    param_array("dilation", call.kernel_size, 1, allow_empty=False)
+
+
+def output_sizes(call: Call, a: Arith) -> None:
+    """``get_*_out_target_size``: the leading sizes copied, each spatial one from
+    ``_kernel_output_size_helper`` in int64, stored into the int32 size type."""
+    sizes = list(call.input.sizes[:-2])
+    for i in range(2):
+        k, s, p, d = window(call, i)
+        size = output_size(
+            a, f"output_sizes.dim{i}", call.input.sizes[-2 + i], k, p, s, d, call.ceil_mode
+        )
+        sizes.append(a.narrow_i32(size, f"output_sizes.dim{i}.narrow"))
+    call.out_sizes = sizes
+
+
+def output_size(
+    a: Arith, site: str, n: int, k: int, p: int, s: int, d: int, ceil_mode: bool
+) -> int:
+    """``_kernel_output_size_helper`` with ``transposed`` false. The input size is a
+    ``size_t``: the numerator's ``+``/``-`` are unsigned (they wrap, defined), its int64
+    terms converted; ``2 * pad``, ``dilation * (kernel - 1)`` and ``stride - 1`` are int64
+    (UB on overflow); the sum goes back to int64 and divides by the stride (by 0 when it
+    is 0, truncating toward zero otherwise). ``ceil_mode`` drops the last window when it
+    starts past the padded input, in int64."""
+    two_pad = a.mul_i64(2, p, f"{site}.two_pad")
+    kernel_minus_1 = a.sub_i64(k, 1, f"{site}.kernel_minus_1")
+    dilated = a.mul_i64(d, kernel_minus_1, f"{site}.dilated_kernel")
+    t = a.add_u64(n, a.i64_to_u64(two_pad, f"{site}.two_pad_u"), f"{site}.plus_two_pad")
+    t = a.sub_u64(t, a.i64_to_u64(dilated, f"{site}.dilated_u"), f"{site}.minus_dilated")
+    t = a.sub_u64(t, 1, f"{site}.minus_1")
+    if ceil_mode:
+        stride_minus_1 = a.sub_i64(s, 1, f"{site}.stride_minus_1")
+        t = a.add_u64(t, a.i64_to_u64(stride_minus_1, f"{site}.ceil_u"), f"{site}.plus_ceil")
+    numerator = a.u64_to_i64(t, f"{site}.numerator")
+    quotient = a.div_i64(numerator, s, f"{site}.div_stride")
+    size = a.add_i64(quotient, 1, f"{site}.plus_1")
+    if ceil_mode:
+        last = a.mul_i64(a.sub_i64(size, 1, f"{site}.size_minus_1"), s, f"{site}.last_start")
+        if last >= a.add_i64(n, p, f"{site}.input_plus_pad"):
+            size = a.sub_i64(size, 1, f"{site}.drop_last")
+    return size
+
+
+def pool_size(call: Call, a: Arith) -> None:
+    """avg_pool2d's divisor with ``count_include_pad``: the padded window's area,
+    ``(ih1 - ih0) * (iw1 - iw0)`` in int64, for the first and the last window (those that
+    bound it). The C computes it for every window; only its use under
+    ``count_include_pad`` survives the compiler, as measured: without it the sanitized
+    kernel reports nothing here (and loops on)."""
+    if not call.count_include_pad or any(size == 0 for size in call.out_sizes):
+        return
+    for which, position in (("first", 0), ("last", 1)):
+        extents = []
+        for i in range(2):
+            k, s, p, _ = window(call, i)
+            site = f"loops.{which}_window.dim{i}"
+            last = call.out_sizes[-2 + i]
+            out_index = 0 if position == 0 else a.sub_i64(last, 1, f"{site}.last_index")
+            # ``out_y * s_H``: a size_t times an int64, so unsigned; stored into int64.
+            start = a.u64_to_i64(
+                a.mul_u64(out_index, a.i64_to_u64(s, f"{site}.stride_u"), f"{site}.times_stride"),
+                f"{site}.start_i64",
+            )
+            start = a.sub_i64(start, p, f"{site}.minus_pad")
+            end = min(
+                a.add_i64(start, k, f"{site}.plus_kernel"),
+                a.add_i64(call.input.sizes[-2 + i], p, f"{site}.input_plus_pad"),
+            )
+            extents.append(a.sub_i64(end, start, f"{site}.extent"))
+        a.mul_i64(extents[0], extents[1], "loops.pool_size")
+
+
+CHECKS = {
+    "kernel_size": ("kernel_size.length", "kernel_size.range"),
+    "stride": ("stride.length", "stride.range"),
+    "padding": ("padding.length", "padding.range", "padding.gt_half_kernel"),
+    "dilation": ("dilation.length", "dilation.range"),
+}

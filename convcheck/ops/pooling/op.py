@@ -1,0 +1,51 @@
+"""The pooling ops' common object: each op's class names its case type, modules and
+classes; the rest is the same for both."""
+
+from __future__ import annotations
+
+from types import MappingProxyType, ModuleType
+from typing import Any
+
+from convcheck.model.steps import Revision
+from convcheck.ops import Op
+from convcheck.ops.pooling import checks, current, known_bugs, legacy, report, solving
+from convcheck.ops.pooling.checks import Call
+
+# The check ids of every shared step, by its name (the two revisions' ``dilation`` check
+# the same ids).
+_SHARED_CHECKS = {**checks.CHECKS, **legacy.CHECKS, **current.CHECKS}
+
+
+def revisions(*modules: ModuleType) -> MappingProxyType[str, Revision]:
+    """Each revision module's steps, by the module's name (``legacy``, ``current``), with
+    the check ids of its steps: the shared steps' and the module's own (its ``CHECKS``)."""
+    named = {}
+    for module in modules:
+        name = module.__name__.rpartition(".")[2]
+        table = {**_SHARED_CHECKS, **module.CHECKS}
+        ids = {step.__name__: table.get(step.__name__, ()) for step in module.STEPS}
+        ids = {step: found for step, found in ids.items() if found}
+        named[name] = Revision(name, module.STEPS, module.LOOP_STEPS, Call, MappingProxyType(ids))
+    return MappingProxyType(named)
+
+
+class PoolOp(Op):
+    """A pooling kernel: ``name``, ``case_type``, ``revisions``, ``build_case`` and
+    ``classes`` (its legacy bug classes) are the op's own."""
+
+    name: str
+    classes: dict[str, list[tuple[str, ...]]]
+    rare = ()
+    case_legend = report.CASE_LEGEND
+    describe_case = staticmethod(report.describe_case)
+    default_ranks = staticmethod(solving.default_ranks)
+
+    def bug_class(self, signature: tuple[str, ...]) -> str | None:
+        return known_bugs.bug_class(self.classes, signature)
+
+    def solver_shapes(self, revision: str, ranks: Any = None) -> list[solving.PoolShape]:
+        return solving.shapes(self.name, ranks)
+
+    def list_length(self, case: Any) -> int | None:
+        """One value per spatial dim: two."""
+        return 2
