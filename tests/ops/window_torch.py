@@ -58,6 +58,7 @@ def max_pool1d(case: WindowCase) -> Outcome:
 class StandInVerdict:
     outcome: Outcome
     no_onednn: Outcome | None = None
+    onednn_skipped: bool = False
     torch_bug: str | None = None
     path: str = "checks"
     complete: bool = True
