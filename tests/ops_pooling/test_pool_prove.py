@@ -19,7 +19,8 @@ OPS = ("avg_pool2d", "max_pool2d_with_indices")
 def _prove(op, revision, **only):
     todo = shapes(revision, default_ranks(revision, op), op)
     todo = [s for s in todo if all(getattr(s, k) == v for k, v in only.items())]
-    return prove(revision, only=todo, op=op, minimise=revision == "legacy")
+    # Witnesses unminimised: minimising avg_pool2d's loop witnesses took past 30 minutes.
+    return prove(revision, only=todo, op=op, minimise=False, jobs=1)
 
 
 @pytest.mark.parametrize("op", OPS)

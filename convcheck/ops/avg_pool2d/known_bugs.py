@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from convcheck.ops.pooling.known_bugs import STRIDE_CLASSES, ub_at
 
-_WINDOW_SITES = ("plus_kernel", "extent")
+_WINDOW_SITES = ("minus_pad", "plus_kernel", "extent")
 
 LEGACY_BUG_CLASSES: dict[str, list[tuple[str, ...]]] = {
     **STRIDE_CLASSES,
