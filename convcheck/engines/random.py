@@ -30,10 +30,11 @@ BATCH = 256
 def explore(campaign: Campaign, seed: int, solved: bool = True) -> None:
     if campaign.shards is not None:
         campaign.shards.warm(campaign.deadline)  # while the solver's cases are made
-    # An op that gives the solver no shapes has no solved cases: it samples from the start.
+    # An op that names no seed shapes (``Op.seed_shapes``) has no solved cases: it samples
+    # from the start.
     op = campaign.judges.op
-    solvable = isinstance(ops.get(op), ops.Solvable)
-    if solved and solvable and importlib.util.find_spec("z3") is not None:
+    seeded = bool(ops.get(op).seed_shapes(campaign.judges.revision))
+    if solved and seeded and importlib.util.find_spec("z3") is not None:
         from convcheck.solver.seeds import seed_cases
 
         # Solved whole, never to the budget's clock (the command solved them ahead of it).

@@ -14,7 +14,7 @@ from convcheck import ops
 from convcheck.case import Case
 from convcheck.solver import cache, limits
 from convcheck.solver.bands import NARROW_EDGES, path_bands
-from convcheck.solver.explore import default_ranks, explore, shapes
+from convcheck.solver.explore import explore
 from convcheck.solver.symbolic import WITNESS
 
 
@@ -37,20 +37,13 @@ def seed_cases(revision: str, stopped=lambda: False, op: str = ops.DEFAULT_OP) -
     )
 
 
-def seed_shapes(revision: str, op: str = ops.DEFAULT_OP) -> list:
-    """The shapes the op names for its seeds; an op that names none, its shapes of the
-    ranks it is proven in."""
-    named = list(ops.get(op).seed_shapes(revision))
-    return named or shapes(revision, default_ranks(revision, op), op)
-
-
 def solve(revision: str, stopped=lambda: False, op: str = ops.DEFAULT_OP):
     """The cases, and whether the solving finished (not stopped)."""
     witnessed: set[tuple[str, str]] = set()
     solved: set[tuple[str, int]] = set()
     witnesses: list[Case] = []
     bands: list[Case] = []
-    for shape in seed_shapes(revision, op):
+    for shape in ops.get(op).seed_shapes(revision):
         for path in explore(revision, shape, limits.CHEAP):
             if stopped():
                 return witnesses + bands, False

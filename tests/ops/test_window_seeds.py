@@ -1,7 +1,8 @@
-"""The random engine starts from the solver's cases for any op that gives the solver its
-shapes (``ops.Solvable``), not only the default op: the toy window op's two legacy bugs
-(three sites where legacy's output size is undefined before a check rejects the call)
-are all in the first handful of cases, where sampling alone does not find them all."""
+"""The random engine starts from the solver's cases for any op that names the solver shapes
+its seeds come from (``Op.seed_shapes``), not only the default op: the toy window op's two
+legacy bugs (three sites where legacy's output size is undefined before a check rejects
+the call) are all in the first handful of cases, where sampling alone does not find them
+all."""
 
 import sys
 from pathlib import Path

@@ -48,5 +48,9 @@ class SolvableWindow(Window):
     def default_ranks(revision: str) -> tuple[int, ...]:
         return (3,)
 
+    @staticmethod
+    def seed_shapes(revision: str) -> tuple[WindowShape, ...]:
+        return (WindowShape(3),)
+
 
 OP = SolvableWindow()
