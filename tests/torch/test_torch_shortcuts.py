@@ -152,7 +152,7 @@ def test_the_check_paths_arithmetic_equals_wrapping_with_its_events():
     import random
 
     from convcheck.fixedint import INT64_MAX, INT64_MIN, Wrapping
-    from convcheck.ops.convolution.torch_oracle._aten import AtenWrapping
+    from convcheck.ops.convolution.torch_oracle.aten import AtenWrapping
 
     rng = random.Random(41)
     edges = [0, 1, -1, 2, -2, 7, -7, INT64_MIN, INT64_MIN + 1, INT64_MAX, 2**62, -(2**62)]

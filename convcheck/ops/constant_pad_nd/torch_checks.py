@@ -27,7 +27,7 @@ from typing import Any
 from convcheck.fixedint import INT64_MAX
 from convcheck.ops.constant_pad_nd.case import ConstantPadNdCase
 from convcheck.ops.constant_pad_nd.checks import value_overflows
-from convcheck.ops.convolution.torch_oracle._aten import SYMINT_MIN, storage_problem
+from convcheck.ops.convolution.torch_oracle.aten import SYMINT_MIN, storage_problem
 from convcheck.outcome import Outcome
 
 __all__ = ["check_path", "normalize", "real_outcome"]

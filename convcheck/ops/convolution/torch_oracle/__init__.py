@@ -42,7 +42,6 @@ from convcheck.errors import ConvcheckError
 from convcheck.frozen import frozen
 from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.torch_oracle import _torch
-from convcheck.ops.convolution.torch_oracle._aten import TorchError
 from convcheck.ops.convolution.torch_oracle._checks import (
     aten_call,
     backend_choice,
@@ -53,6 +52,7 @@ from convcheck.ops.convolution.torch_oracle._compare import first_difference
 from convcheck.ops.convolution.torch_oracle._fallback import shape_checks
 from convcheck.ops.convolution.torch_oracle._normalize import normalize
 from convcheck.ops.convolution.torch_oracle._worker import crashed_call, decode_values, encode_case
+from convcheck.ops.convolution.torch_oracle.aten import TorchError
 from convcheck.outcome import ACCEPT, CRASH, HANG, REJECT, Outcome
 from convcheck.validation import check_positive_int, check_seconds
 

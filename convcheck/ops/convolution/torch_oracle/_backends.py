@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from convcheck.fixedint import Wrapping
 from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.torch_oracle import _torch
-from convcheck.ops.convolution.torch_oracle._aten import (
+from convcheck.ops.convolution.torch_oracle.aten import (
     SYMINT_MIN,
     Params,
     TorchError,

@@ -32,7 +32,14 @@ from convcheck.case import DTYPE_SIZES
 from convcheck.frozen import frozen
 from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.torch_oracle import _torch
-from convcheck.ops.convolution.torch_oracle._aten import (
+from convcheck.ops.convolution.torch_oracle._backends import (
+    BACKEND_CHECKS,
+    PREDICTED_CRASH,
+    AtenCall,
+    PredictedCrash,
+)
+from convcheck.ops.convolution.torch_oracle._normalize import normalize
+from convcheck.ops.convolution.torch_oracle.aten import (
     SYMINT_MIN,
     AtenWrapping,
     TorchError,
@@ -42,13 +49,6 @@ from convcheck.ops.convolution.torch_oracle._aten import (
     sizes_fit,
     storage_problem,
 )
-from convcheck.ops.convolution.torch_oracle._backends import (
-    BACKEND_CHECKS,
-    PREDICTED_CRASH,
-    AtenCall,
-    PredictedCrash,
-)
-from convcheck.ops.convolution.torch_oracle._normalize import normalize
 from convcheck.outcome import Outcome
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from convcheck.fixedint import INT64_MAX
 from convcheck.ops.convolution.torch_oracle import _torch
-from convcheck.ops.convolution.torch_oracle._aten import TorchError, fmt_sizes, fmt_x, kernel_extent
+from convcheck.ops.convolution.torch_oracle.aten import TorchError, fmt_sizes, fmt_x, kernel_extent
 
 
 def check_shape_forward(call) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from convcheck.ops.convolution.case import ConvolutionCase
-from convcheck.ops.convolution.torch_oracle._aten import (
+from convcheck.ops.convolution.torch_oracle.aten import (
     AtenWrapping,
     TorchError,
     calc_output_size,
