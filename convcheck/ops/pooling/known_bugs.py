@@ -1,5 +1,5 @@
 """The bug classes both pooling kernels share (issue 29's list, measured on ExecuTorch
-main cff6f4dd32: /work/shared/reference/executorch-windowed-ops.md), as the finding
+main cff6f4dd32, built with ASan and UBSan: docs/checks-pooling.md), as the finding
 signatures that show each, and the lookup each op's ``bug_class`` is."""
 
 from __future__ import annotations
