@@ -9,6 +9,7 @@ so that the campaign holds whole ``Finding``s.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -91,6 +92,9 @@ def explore(campaign: Campaign, seed: int) -> None:
             f"-seed={seed + 1}",
             f"-dict={work / 'convcheck.dict'}",
             "-print_final_stats=0",
+            # libFuzzer rereads its corpus folder every second by default and runs what
+            # it wrote there since, so a case budget's inputs would follow the clock.
+            "-reload=0",
             # One call judges a whole batch, so libFuzzer's "slow unit" is no finding; a
             # harness's crash input is kept beside the log, never in the working folder.
             f"-report_slow_units={SLOW_UNIT_SECONDS}",
@@ -99,7 +103,13 @@ def explore(campaign: Campaign, seed: int) -> None:
             str(seeds),
         ]
         with open(log, "w") as out:
-            child = subprocess.Popen(command, stdout=out, stderr=out, **sandbox.own_session())
+            # The child's string hashes follow the seed: the model iterates over sets of
+            # names, and each comparison on the way feeds libFuzzer's table of recent
+            # comparisons, which steers its mutations.
+            env = {**os.environ, "PYTHONHASHSEED": str(seed % 2**32)}
+            child = subprocess.Popen(
+                command, stdout=out, stderr=out, env=env, **sandbox.own_session()
+            )
             try:
                 _wait(child, campaign, work / "stats.json")
             finally:

@@ -36,6 +36,13 @@ def _libc_prctl() -> Callable[..., int]:
 
 _prctl = _libc_prctl()  # resolved here: _die_with_parent runs between fork and exec
 
+# personality(2)'s flag that turns address-space layout randomisation off for a program
+# this process execs: see ``_die_with_parent``.
+_ADDR_NO_RANDOMIZE = 0x0040000
+_personality = ctypes.CDLL(None, use_errno=True).personality
+_personality.restype = ctypes.c_int
+_personality.argtypes = [ctypes.c_ulong]
+
 
 # The workers and fork servers of every pool of this process, until reaped: never orphans.
 POOL_PROCESSES: set[int] = set()
@@ -83,6 +90,11 @@ def run_reaped(argv: list[str], env: dict[str, str], timeout: float, **popen: An
 def _die_with_parent(parent: int) -> Callable[[], None]:
     def preexec() -> None:  # between fork and exec: system calls only
         _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        # The same address layout in every run: a Python child walks a set of objects
+        # in the order of their addresses (the atheris child's model does, and its
+        # comparisons steer libFuzzer), and whether a sanitizer sees a wild read depends
+        # on where the mappings lie. Refused (a seccomp profile), the layout is random.
+        _personality(_ADDR_NO_RANDOMIZE)
         if os.getppid() != parent:  # the parent died before prctl took effect
             os.kill(os.getpid(), signal.SIGKILL)
 

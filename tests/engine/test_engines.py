@@ -65,6 +65,12 @@ def test_stops_at_the_case_budget_and_repeats_with_its_seed(judges, engine, shar
     assert first.stats.cases == again.stats.cases == cases
     assert first.found, f"legacy shows findings within {cases} cases"
     assert sorted(first.found) == sorted(again.found)
+    if shards == 1:
+        # The same calls too, not just the same signatures: atheris' batches and its
+        # corpus are read by case count, never by the clock.
+        assert {k: f.case for k, f in first.found.items()} == {
+            k: f.case for k, f in again.found.items()
+        }
 
 
 @pytest.mark.parametrize("folder", ["same", "apart"])
@@ -73,9 +79,9 @@ def test_findings_met_again_are_kept_as_known(judges, engine, tmp_path, folder):
     them (the report lists them as known) and calls none of them new; also when its own
     corpus folder is another one (``ci`` keeps the reviewed corpus apart). Not
     necessarily all of them, nor only them: atheris' coverage counts the model code its
-    callback runs, the judging of a batch included (a batch ends on a clock too), so its
-    second run is not the first one replayed; in the same folder it also starts from the
-    first one's reproducers."""
+    callback runs, the judging of a batch included, and its known findings change that
+    judging, so its second run is not the first one replayed; in the same folder it also
+    starts from the first one's reproducers."""
     cases = 8 * CASES if engine == "atheris" else CASES
     first = Campaign(judges, tmp_path / "first", budget=Budget(cases=cases))
     first.explore(engines.load(engine), 3)

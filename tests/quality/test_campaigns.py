@@ -60,13 +60,12 @@ def test_legacy_campaign_finds_and_shrinks(legacy, bug):
 
 def test_atheris_campaign_reaches_most_classes():
     """atheris starts from valid calls, never a bug's reproducer, so its reach is the
-    claim. libFuzzer's batches follow the clock, and its coverage map is the model's
-    bytecode, so the reach varies from run to run and moves with any change to the
-    model. With this budget, since the model's ``either``: seed 1 found 10 of the 12
-    classes in three runs, seeds 2 to 6 and 8 found 9 or 10, and seed 7 (this test's
-    seed before) 6 or 7. Before ``either``, seeds 1 to 6 found 7 to 10 (55 in all,
-    against 57 since), and seed 7 8 or 9 in most runs. Shrinking is the same minimiser for
-    every engine: ``test_legacy_campaign_finds_and_shrinks`` holds it."""
+    claim. Its coverage map is the model's bytecode, so the reach moves with any change to
+    the model. The child no longer follows the clock (libFuzzer's corpus reload), its
+    string hashes or the addresses of its objects (which order the sets the model walks),
+    so a seed's campaign repeats: seed 1 reaches 8 of the 12 classes every run (before, 6
+    to 10, with the machine's load). Shrinking is the same minimiser for every engine:
+    ``test_legacy_campaign_finds_and_shrinks`` holds it."""
     pytest.importorskip("atheris")
     run = run_campaign("legacy", seed=1, engine_name="atheris")
     reached = [bug for bug in LEGACY_BUG_CLASSES if smallest(run, bug) is not None]
