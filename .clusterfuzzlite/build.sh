@@ -30,9 +30,18 @@ for p in pathlib.Path("corpus").glob("*.json"):
     (pathlib.Path(sys.argv[1]) / f"{p.stem}.case").write_text(json.dumps(case))
 PY
 
+# The bundles side by side (each PyInstaller run has a work folder of its own): a
+# minute each, on one core.
+builds=()
+for harness in fuzz/*.py; do
+  compile_python_fuzzer "$harness" "${pyinstaller_args[@]}" &
+  builds+=($!)
+done
+for build in "${builds[@]}"; do
+  wait "$build"
+done
 for harness in fuzz/*.py; do
   name=$(basename "$harness" .py)
-  compile_python_fuzzer "$harness" "${pyinstaller_args[@]}"
   cp fuzz/convcheck.dict "$OUT/$name.dict"
   rm -f "$OUT/${name}_seed_corpus.zip"
   (cd "$seeds" && zip -q "$OUT/${name}_seed_corpus.zip" ./*.case)
