@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from convcheck import campaign, corpus, engines, files, ops, report
+from convcheck import campaign, corpus, engines, files, ops, report_ci
 from convcheck.findings import Finding
 from convcheck.judges import Judges
 from convcheck.progress import Progress
@@ -144,6 +144,6 @@ def prove_sites(revision: str, progress: TextIO) -> list[str]:
 def write_results(results_dir: Path, outcome: CiResult) -> None:
     """JUnit and SARIF, each replaced atomically: a CI system never reads half a file."""
     files.folder(results_dir, "results folder")
-    sarif = json.dumps(report.sarif(outcome), indent=2) + "\n"
-    for name, text in (("junit.xml", report.junit_xml(outcome)), ("results.sarif", sarif)):
+    sarif = json.dumps(report_ci.sarif(outcome), indent=2) + "\n"
+    for name, text in (("junit.xml", report_ci.junit_xml(outcome)), ("results.sarif", sarif)):
         files.write_atomically(results_dir / name, text, "results folder")

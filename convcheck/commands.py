@@ -334,7 +334,7 @@ def cmd_ci(args, stdout: TextIO, stderr: TextIO) -> int:
     from convcheck import corpus
     from convcheck.ci import run_ci
     from convcheck.native.build import build_library
-    from convcheck.report import format_ci
+    from convcheck.report_ci import format_ci
 
     # Set-up errors before the build and the workers: a corpus that cannot be read, a
     # results folder that cannot be written.

@@ -22,11 +22,10 @@ from convcheck.report import (
     BugRow,
     bug_rows,
     case_legends,
-    ci_campaign_line,
-    ci_corpus_line,
     counted,
     torch_folder,
 )
+from convcheck.report_ci import ci_campaign_line, ci_corpus_line
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }

@@ -25,7 +25,7 @@ LAYERS = [
     ],
     ["campaign", "shards", "merge"],  # what judges them, in batches and processes
     ["solver"],  # what solves the model's steps: witnesses, proofs
-    ["report", "report_html"],
+    ["report", "report_ci", "report_html"],
     ["corpus"],
     ["shrink", "ops.convolution.shrink", "ops.max_pool2d_with_indices_backward.shrink"],
     # The judges, and the targets and torch they start.

@@ -10,7 +10,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from convcheck.native.build import source_folder
 from convcheck.ops.convolution.native import KERNEL
-from convcheck.report import junit_suite
+from convcheck.report_ci import junit_suite
 from convcheck.solver.prove import ProofReport, SiteReport
 from convcheck.solver.symbolic import PROVEN, UNKNOWN
 
