@@ -22,9 +22,9 @@ import time
 
 from convcheck.generate import RandomSource
 from convcheck.native import NativeJudge
-from convcheck.native import worker as native_worker
 from convcheck.native.build import build_library
 from convcheck.ops.convolution.generate import build_case
+from convcheck.ops.convolution.native import worker as native_worker
 
 
 def _rate(count: int, seconds: float) -> float:

@@ -10,10 +10,11 @@ Run: ``python benchmarks/bench_sandbox.py [PART ...]``, PART one of ``sandbox``,
    rate without crashes; then the same with the sanitized legacy kernel (NativeJudge),
    whose crashes are sanitizer reports, on a mix of generated cases 30% of which crash:
    the check entry (UBSan reports) and the run entry (mostly ASan heap-buffer-overflow
-   reports), each with the Python worker (``convcheck/native/worker.py``) and the C worker
-   (``worker_main.c``), started or forked. For those, also the cost of one crash: wall
-   ms, and CPU ms of every process (parent, workers, fork server) beyond what as many
-   clean cases cost; then the C worker's fork server under ASAN_OPTIONS variants.
+   reports), each with convolution's Python worker
+   (``convcheck/ops/convolution/native/worker.py``) and the C worker (``worker_main.c``),
+   started or forked. For those, also the cost of one crash: wall ms, and CPU ms of every
+   process (parent, workers, fork server) beyond what as many clean cases cost; then the C
+   worker's fork server under ASAN_OPTIONS variants.
 
 The machine may be shared: compare the columns of one run, not runs; the CPU columns are
 the ones that a loaded machine disturbs least (``uptime`` is printed).

@@ -37,6 +37,9 @@ LAYERS = [
         "ops.convolution.torch_oracle",
         "ops.convolution.executorch_target",
         "native",
+        # Convolution's Python worker and its ABI's ctypes types.
+        "ops.convolution.native.worker",
+        "ops.convolution.native.abi",
         "ops.pooling.aten",
     ],
     ["targets", "pool_judge"],
@@ -61,6 +64,7 @@ LAYERS = [
     ["sandbox", "sanitizer", "progress", "lazy", "_worker_main"],
     # An op's C pieces (``ops.convolution.native``) are data: where its sources are.
     ["ops", "ops.convolution.native", "torch_mapping", "outcome", "schema", "fixedint"]
+    + ["native.dtypes", "native.limits", "native.library"]
     + ["frozen", "files", "validation", "errors"],
 ]
 

@@ -24,7 +24,7 @@ __getattr__ = lazy.attributes(
     __name__,
     {
         "NativeJudge": "convcheck.native.judge",
-        "RunLimits": "convcheck.native.worker",
+        "RunLimits": "convcheck.native.limits",
         "build_library": "convcheck.native.build",
     },
 )

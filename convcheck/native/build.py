@@ -29,7 +29,7 @@ from convcheck import ops
 from convcheck.errors import ConvcheckError
 from convcheck.model import check_revision
 from convcheck.native import wire
-from convcheck.native.abi import DTYPE_CODES
+from convcheck.native.dtypes import DTYPE_CODES
 from convcheck.sandbox import protocol
 
 SOURCE_DIR = Path(__file__).resolve().parent

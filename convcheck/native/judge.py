@@ -27,13 +27,12 @@ from convcheck.errors import ConvcheckError
 from convcheck.native import wire
 from convcheck.native._elf import read_dynamic_info
 from convcheck.native.build import build_library, build_worker, kernel_of, worker_env
-from convcheck.native.worker import RunLimits
+from convcheck.native.limits import RunLimits
 from convcheck.outcome import ABI_VIOLATION, TOOL_ERROR, Outcome
 from convcheck.pool_judge import PoolJudge
 from convcheck.sandbox import Crash, Hang, WorkerPool, WorkerSpec, python_env, run_reaped
 from convcheck.targets import Started
 
-_PYTHON_WORKER = "convcheck.native.worker"
 _PROBE_TIMEOUT = 60.0  # seconds; loading a library under ASan is quick, but CI is slow
 # The answer goes to a private pipe: a library may print from its constructor or
 # destructor, or write to whatever fd it believes it owns.
@@ -43,7 +42,7 @@ sys.path.insert(0, sys.argv[3])
 from convcheck._worker_main import private_fd
 answer_fd = private_fd(int(sys.argv[4]))
 from convcheck.errors import ConvcheckError
-from convcheck.native.worker import load_library
+from convcheck.native.library import load_library
 try:
     entries = json.loads(sys.argv[5])
     lib = load_library(sys.argv[1], sys.argv[2], **entries)
@@ -121,7 +120,7 @@ def probe_library(
 
 
 def _entries(kernel: ops.NativeKernel) -> dict[str, Any]:
-    """What ``worker.load_library`` checks a library of ``kernel``'s ABI by."""
+    """What ``library.load_library`` checks a library of ``kernel``'s ABI by."""
     return {
         "symbols": list(kernel.entry_points),
         "header": kernel.abi_header,
@@ -167,14 +166,13 @@ class NativeJudge(PoolJudge):
     it needs the sanitizer runtime is read from the library). ``check`` runs the argument
     checks only; ``run`` also computes small outputs (see ``RunLimits``), filling
     ``Outcome.values``. A crash or a hang is an outcome, never an exception. ``worker``
-    is the module whose ``init`` and ``handle`` serve the requests in the workers; with
-    the default one and ``c_worker``, the workers are the C program that does the same
-    (``worker_main.c``, fed binary records: a crash costs a fork of a small C process, not
-    of Python), unless it cannot be built. ``fork_server``: workers are forked from one
-    that loaded the library (a crash then costs a fork, not a start; see
-    ``convcheck.sandbox``); False starts each one, loading the library again. ``op``:
-    whose kernel and ABI (``Op.native``); the Python worker knows convolution's alone, so
-    another op's is judged by the C worker only.
+    is a module whose ``init`` and ``handle`` serve the requests in the workers; without
+    one and with ``c_worker``, the workers are the generic C program (``worker_main.c``,
+    fed binary records: a crash costs a fork of a small C process, not of Python), or the
+    op's Python worker (``NativeKernel.python_worker``) where that cannot be built.
+    ``fork_server``: workers are forked from one that loaded the library (a crash then
+    costs a fork, not a start; see ``convcheck.sandbox``); False starts each one, loading
+    the library again. ``op``: whose kernel and ABI (``Op.native``).
     """
 
     def __init__(
@@ -186,7 +184,7 @@ class NativeJudge(PoolJudge):
         timeout: float = 10.0,
         memory_limit_mb: int | None = 4096,
         limits: RunLimits | None = None,
-        worker: str = _PYTHON_WORKER,
+        worker: str | None = None,
         fork_server: bool = True,
         c_worker: bool = True,
         op: str = ops.DEFAULT_OP,
@@ -205,8 +203,9 @@ class NativeJudge(PoolJudge):
         self.sanitized = sanitized
         self.name = probe_library(self.library, what, sanitized, kernel)
         limits = limits or RunLimits()
-        self.program = _c_worker(sanitized, op) if c_worker and worker == _PYTHON_WORKER else None
-        if self.program is None and op != ops.DEFAULT_OP:
+        self.program = _c_worker(sanitized, op) if c_worker and worker is None else None
+        worker = worker or kernel.python_worker
+        if self.program is None and worker is None:
             raise ConvcheckError(f"op {op}: its native kernel needs the C worker, not built here")
         common: dict[str, Any] = {
             # A started C worker symbolizes no better than a forked one: the sandbox names

@@ -27,7 +27,7 @@ from typing import Any
 
 from convcheck import schema
 from convcheck.case import Case, contiguous_order
-from convcheck.native.abi import DTYPE_CODES
+from convcheck.native.dtypes import DTYPE_CODES
 from convcheck.outcome import Outcome
 from convcheck.sandbox import record_string
 from convcheck.values import OFFSETS

@@ -1,9 +1,9 @@
 /*
  * worker_main.c: the native judge's worker as a C program.
  *
- * It does what convcheck/native/worker.py does inside a Python worker (load a library of
- * an op's ABI, judge cases with its check and run entries, fill and read the run's
- * tensors), for a fraction of the cost of a Python process: forking this program and
+ * It does what an op's Python worker (convolution's ops/convolution/native/worker.py)
+ * does (load a library of an op's ABI, judge cases with its check and run entries, fill
+ * and read the run's tensors), for a fraction of the cost of a Python process: forking this program and
  * letting the copy die of a sanitizer report costs a millisecond or two, where a forked
  * Python worker costs several. It names no op's parameter: a request is the op's call
  * schema in order, neutral (convcheck_unit.h), which the op's call unit, built in with

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.metadata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -55,6 +55,29 @@ OPS: dict[str, str] = {
     "max_pool2d_with_indices": "convcheck.ops.max_pool2d_with_indices:OP",
 }
 DEFAULT_OP = "convolution"
+
+
+# Kinds whose signature ends in the model's site of undefined behaviour: one UB shows as
+# an ordering or an overflow to the model and as a crash to a sanitized kernel.
+UB_KINDS = ("crash", "ordering", "overflow")
+
+
+def class_of(
+    signature: tuple[str, ...], classes: Mapping[str, Sequence[tuple[str, ...]]]
+) -> str | None:
+    """The class of ``classes`` (an op's known bugs: each class's signatures) a signature
+    shows: one of its signatures, or a finding of another UB kind at one of its UB sites
+    (a target that crashes where the model says "ordering" shows the same bug). An op's
+    ``bug_class`` reads its table with it."""
+    signature = tuple(signature)
+    for name, signatures in classes.items():
+        if signature in signatures:
+            return name
+    if signature[0] in UB_KINDS:
+        for name, signatures in classes.items():
+            if any(s[0] in UB_KINDS and s[-1] == signature[-1] for s in signatures):
+                return name
+    return None
 
 
 @runtime_checkable
@@ -189,7 +212,9 @@ class NativeKernel:
     the library. ``abi_header``: the header a user's library implements, which declares
     ``entry_points`` (the ABI version's, the name's, then the check and run entries) and
     whose version is ``abi_version``. ``library``: the stem of the cached libraries'
-    names (``lib<library>-<revision>-...``).
+    names (``lib<library>-<revision>-...``). ``python_worker``: optionally, a module whose
+    ``init(config)`` and ``handle(request)`` serve the same requests in Python, for a
+    target where the C worker cannot be built (``NativeJudge(c_worker=False)``).
     """
 
     directory: Path
@@ -200,6 +225,7 @@ class NativeKernel:
     entry_points: tuple[str, str, str, str]
     abi_version: int
     library: str
+    python_worker: str | None = None
 
 
 # A shape's value for an int or optional int the solver makes (any other value pins it).

@@ -1,6 +1,6 @@
-"""The C worker (``worker_main.c``) answers every case as the Python worker
-(``convcheck/native/worker.py``) does: verdict, check id, output sizes, values, and the
-kind and site of each sanitizer crash. Its values are held equal to
+"""The C worker (``worker_main.c``) answers every case as convolution's Python worker
+(``convcheck/ops/convolution/native/worker.py``) does: verdict, check id, output sizes,
+values, and the kind and site of each sanitizer crash. Its values are held equal to
 ``convcheck.values`` by test_values.py, which runs through it."""
 
 from pathlib import Path
@@ -13,7 +13,7 @@ from processes import assert_all_die, pids_left_by_a_killed_parent
 from convcheck.errors import ConvcheckError
 from convcheck.generate import RandomSource
 from convcheck.native import NativeJudge, judge, wire
-from convcheck.native.worker import RunLimits
+from convcheck.native.limits import RunLimits
 from convcheck.ops.convolution.generate import build_case
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ import pytest
 import convcheck
 from convcheck.errors import ConvcheckError
 from convcheck.native import build, wire
-from convcheck.native.abi import DTYPE_CODES
+from convcheck.native.dtypes import DTYPE_CODES
 from convcheck.sandbox import protocol
 
 PACKAGE = Path(convcheck.__file__).parent

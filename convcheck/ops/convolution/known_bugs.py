@@ -2,6 +2,8 @@
 the finding signatures that show each. Quality tests and benchmarks measure the fuzzer by
 whether, and how fast, it rediscovers them."""
 
+from convcheck.ops import class_of
+
 LEGACY_BUG_CLASSES: dict[str, list[tuple[str, ...]]] = {
     "wrong bias length accepted": [("missing-check", "bias.length")],
     "wrong bias length over-read": [
@@ -44,25 +46,5 @@ LEGACY_BUG_CLASSES: dict[str, list[tuple[str, ...]]] = {
 }
 
 
-# Kinds whose signature ends in the model's site of undefined behaviour: one UB shows as
-# an ordering or an overflow to the model and as a crash to a sanitized kernel.
-UB_KINDS = ("crash", "ordering", "overflow")
-
-
 def bug_class(signature: tuple[str, ...]) -> str | None:
     return class_of(signature, LEGACY_BUG_CLASSES)
-
-
-def class_of(signature: tuple[str, ...], classes: dict[str, list[tuple[str, ...]]]) -> str | None:
-    """The class of ``classes`` a signature shows: one of its signatures, or a finding of
-    another UB kind at one of its UB sites (a target that crashes where our kernel's model
-    says "ordering" shows the same bug). Other ops' tables are read the same way."""
-    signature = tuple(signature)
-    for name, signatures in classes.items():
-        if signature in signatures:
-            return name
-    if signature[0] in UB_KINDS:
-        for name, signatures in classes.items():
-            if any(s[0] in UB_KINDS and s[-1] == signature[-1] for s in signatures):
-                return name
-    return None

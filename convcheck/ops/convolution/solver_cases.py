@@ -63,7 +63,7 @@ def stride_cases(revision: str) -> list:
     loops do no multiply-adds and their work is the output's size).
     """
     from convcheck.judges import SMALL_NUMEL
-    from convcheck.native.worker import RunLimits
+    from convcheck.native.limits import RunLimits
 
     for path in explore(revision, STRIDE_SHAPE):
         inputs = path.inputs

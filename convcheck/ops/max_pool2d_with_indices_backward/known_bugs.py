@@ -1,7 +1,7 @@
 """The bug classes of ``legacy`` that issue 30 and the measured reproducers name, as the
 signatures that show each."""
 
-from convcheck.ops.convolution.known_bugs import class_of
+from convcheck.ops import class_of
 
 
 def _at(*sites: str) -> list[tuple[str, ...]]:

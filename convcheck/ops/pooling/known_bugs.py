@@ -1,14 +1,10 @@
 """The bug classes both pooling kernels share (issue 29's list, measured on ExecuTorch
 main cff6f4dd32, built with ASan and UBSan: docs/checks-pooling.md), as the finding
-signatures that show each, and the lookup each op's ``bug_class`` is."""
+signatures that show each (each op's ``bug_class`` reads them with ``ops.class_of``)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-
-# Kinds whose signature ends in the model's site of undefined behaviour: one UB shows as
-# an ordering or an overflow to the model and as a crash to a sanitized kernel.
-UB_KINDS = ("crash", "ordering", "overflow")
 
 Classes = Mapping[str, Sequence[tuple[str, ...]]]
 
@@ -60,18 +56,3 @@ STRIDE_CLASSES: dict[str, list[tuple[str, ...]]] = {
     # as this crash kind at its loops.
     "the loops visit every tap (work past limit)": [("crash", "work past limit", "loops")],
 }
-
-
-def bug_class(classes: Classes, signature: tuple[str, ...]) -> str | None:
-    """The class a signature shows: one of its signatures, or a finding of another UB kind
-    at one of its UB sites (a target that crashes where the model says "ordering" shows
-    the same bug)."""
-    signature = tuple(signature)
-    for name, signatures in classes.items():
-        if signature in signatures:
-            return name
-    if signature[0] in UB_KINDS:
-        for name, signatures in classes.items():
-            if any(s[0] in UB_KINDS and s[-1] == signature[-1] for s in signatures):
-                return name
-    return None

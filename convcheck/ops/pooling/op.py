@@ -7,8 +7,8 @@ from types import MappingProxyType, ModuleType
 from typing import Any
 
 from convcheck.model.steps import Revision
-from convcheck.ops import Op
-from convcheck.ops.pooling import checks, current, known_bugs, legacy, report, solving
+from convcheck.ops import Op, class_of
+from convcheck.ops.pooling import checks, current, legacy, report, solving
 from convcheck.ops.pooling.checks import Call
 
 # The check ids of every shared step, by its name (the two revisions' ``dilation`` check
@@ -41,7 +41,7 @@ class PoolOp(Op):
     default_ranks = staticmethod(solving.default_ranks)
 
     def bug_class(self, signature: tuple[str, ...]) -> str | None:
-        return known_bugs.bug_class(self.classes, signature)
+        return class_of(signature, self.classes)
 
     def solver_shapes(self, revision: str, ranks: Any = None) -> list[solving.PoolShape]:
         return solving.shapes(self.name, ranks)

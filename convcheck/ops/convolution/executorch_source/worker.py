@@ -12,8 +12,8 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-from convcheck.native import worker as native
 from convcheck.ops.convolution.executorch_target import logs
+from convcheck.ops.convolution.native import worker as native
 
 _log: Any  # the library's ``convcheck_executorch_log``, set by ``init``
 

@@ -22,4 +22,5 @@ KERNEL = NativeKernel(
     entry_points=("convcheck_abi_version", "convcheck_name", "convcheck_check", "convcheck_run"),
     abi_version=1,
     library="convcheck",
+    python_worker="convcheck.ops.convolution.native.worker",
 )

@@ -1,4 +1,5 @@
-"""The worker side of the native judge: runs inside a sandbox worker process.
+"""Convolution's Python worker: the native judge's worker side for convolution's ABI,
+inside a sandbox worker process.
 
 ``init(config)`` loads the library (``config["library"]``) and checks its ABI, and
 imports what a run needs at once when ``config["eager"]``;
@@ -19,9 +20,9 @@ logical order as floats.
 Startup is kept light (no numpy until the first run request): a worker starts again after
 every crash.
 
-It knows convolution's ABI alone (``abi.py``'s structs): another op's kernel is judged
-by the C worker only. ``worker_main.c`` does the same as a C program, for any op through
-the op's call unit, which the native judge uses by default
+It knows convolution's ABI (``abi.py``'s structs): it is the op's ``python_worker``
+(``convcheck.ops.NativeKernel``). ``worker_main.c`` does the same as a C program, for any
+op through the op's call unit, which the native judge uses by default
 (``NativeJudge(c_worker=True)``; tests/native/test_c_worker.py holds the two to the same
 answers). This module serves where that cannot: no C compiler for a user's target, or a
 judge with a handler of its own built on this one (``convcheck.ops.convolution.executorch_source``).
@@ -30,24 +31,12 @@ judge with a handler of its own built on this one (``convcheck.ops.convolution.e
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 
 from convcheck.errors import ConvcheckError
-from convcheck.native import abi
-
-
-@dataclass(frozen=True)
-class RunLimits:
-    """Above these, a ``run`` request is answered like a ``check`` (``ran`` false).
-
-    They keep a run's memory and time small: the values are for small shapes, and a
-    kernel that takes long on a large but valid call is not a hang worth reporting.
-    """
-
-    max_tensor_elements: int = 1 << 20
-    max_out_elements: int = 1 << 16
-    max_work: int = 1 << 24  # multiply-adds, plus one per output element and per group
+from convcheck.native.library import load_library
+from convcheck.native.limits import RunLimits
+from convcheck.ops.convolution.native import abi
 
 
 class _State:
@@ -65,41 +54,15 @@ class _State:
 _state = _State()
 
 
-def load_library(
-    path: str,
-    what: str = "target",
-    symbols: Sequence[str] = abi.SYMBOLS,
-    header: str = "convcheck_abi.h",
-    version: int = abi.ABI_VERSION,
-) -> ctypes.CDLL:
-    """Load ``path`` and check that it speaks an ABI (by default convolution's: its entry
-    ``symbols``, the version entry first and the name's second, declared in ``header`` at
-    ``version``); a one-line ConvcheckError if not."""
-    try:
-        lib = ctypes.CDLL(path)
-    except OSError as e:
-        raise ConvcheckError(f"{what} {path}: cannot be loaded ({e})") from None
-    missing = [name for name in symbols if not hasattr(lib, name)]
-    if missing:
-        raise ConvcheckError(
-            f"{what} {path}: missing symbol {missing[0]} (is it built against {header}?)"
-        )
-    version_entry, name_entry = getattr(lib, symbols[0]), getattr(lib, symbols[1])
-    version_entry.restype, version_entry.argtypes = ctypes.c_int32, []
-    name_entry.restype, name_entry.argtypes = ctypes.c_char_p, []
-    given = version_entry()
-    if given != version:
-        raise ConvcheckError(
-            f"{what} {path}: ABI version {given}, convcheck speaks version "
-            f"{version} (rebuild it against this {header})"
-        )
-    if tuple(symbols) == abi.SYMBOLS:
-        abi.declare(lib)
-    return lib
-
-
 def init(config: dict) -> None:
-    lib = load_library(config["library"], config.get("what", "target"))
+    lib = load_library(
+        config["library"],
+        config.get("what", "target"),
+        abi.SYMBOLS,
+        "convcheck_abi.h",
+        abi.ABI_VERSION,
+    )
+    abi.declare(lib)
     _state.lib = lib
     _state.check_entry = lib.convcheck_check
     _state.run_entry = lib.convcheck_run

@@ -1,21 +1,19 @@
 """The C ABI of ``convcheck_abi.h`` as ctypes types, and a case turned into a call struct.
 
 Imported by the worker process (it loads the library) and by the parent's load check.
-Keep it free of imports beyond ctypes: a worker starts again after every crash.
+Keep its imports light: a worker starts again after every crash.
 """
 
 from __future__ import annotations
 
 import ctypes
 
+from convcheck.native.dtypes import DTYPE_CODES
+
 ABI_VERSION = 1
 MAX_RANK = 16
 SYMBOLS = ("convcheck_abi_version", "convcheck_name", "convcheck_check", "convcheck_run")
 
-# enum convcheck_dtype: convcheck.case.DTYPES order.
-_ABI_DTYPES: tuple[str, ...] = ("uint8", "int8", "int16", "int32", "int64")
-_ABI_DTYPES += ("float16", "float32", "float64", "bool", "bfloat16")
-DTYPE_CODES = {name: code for code, name in enumerate(_ABI_DTYPES)}
 
 _Sizes = ctypes.c_int32 * MAX_RANK
 
