@@ -147,6 +147,8 @@ class Shards:
         out: dict[int, dict[str, Any]] = {}
 
         def next_request() -> dict[str, Any] | None:
+            if deadline is not None and time.monotonic() >= deadline:
+                return None  # nothing more, and no shard started for it
             number = len(out) + confirmed.answered
             view = confirmed.view(number)
             part = None if view is None else next_part()

@@ -16,7 +16,7 @@ from convcheck.errors import ConvcheckError
 from convcheck.sandbox import protocol
 from convcheck.sandbox.crashes import CRASH_REPORT_LIMIT, Crash, Hang, crash_of, death_reason
 from convcheck.sandbox.framing import LineFraming, RecordFraming, encode_request
-from convcheck.sandbox.processes import RSS_INTERVAL, START_TIMEOUT, Worker
+from convcheck.sandbox.processes import RSS_INTERVAL, START_TIMEOUT, Worker, stop_all
 
 # A worker past its timeout whose address space peaked above this share of its limit ran
 # out of memory: a malloc near the limit fails, whatever was reserved before it.
@@ -80,21 +80,28 @@ class Batch:
             # Died while idle: no request to blame, so just replace it.
             worker.stop()
             self.workers.remove(worker)
+        if self.source is not None and not self._pull():
+            return self.results  # nothing to serve: no worker is started for it
         jobs = self.pool.jobs if self.source is not None else min(self.pool.jobs, self.left)
         if jobs > len(self.workers) and self.pool._forking and not self.pool._servers:
             if not self.pool._start_server(self.deadline):
                 self._abandon()
                 return self.results
-        while len(self.workers) < jobs:
+        # Each start costs a fork or a process's start-up: at the deadline (or a cancel)
+        # the batch starts no more, so a campaign of many jobs still ends on time.
+        while len(self.workers) < jobs and not self._over():
             self.workers.append(self.pool._start_worker())
         while self.left or self._more():
-            if self.pool._cancelled or time.monotonic() >= self.deadline:
+            if self._over():
                 self._abandon()
                 break
             self._feed()
             if self.left or not all(worker.ready for worker in self.workers):
                 self._wait()
         return self.results
+
+    def _over(self) -> bool:
+        return self.pool._cancelled or time.monotonic() >= self.deadline
 
     def _more(self) -> bool:
         """A stream whose source may still give requests."""
@@ -123,10 +130,11 @@ class Batch:
     def _abandon(self) -> None:
         """Kill the workers that hold requests or are starting; the idle ones stay."""
         unfinished = [*self.unsent]
-        for worker in [w for w in self.workers if w.held or not w.ready]:
+        doomed = [w for w in self.workers if w.held or not w.ready]
+        for worker in doomed:
             unfinished += worker.held
-            worker.stop()
             self.workers.remove(worker)
+        stop_all(doomed)
         self.unsent.clear()
         if self.source is not None:
             self.source.ended = True

@@ -139,6 +139,7 @@ class Child:
 
     _count = 0
     pending: ForkServer | None = None
+    _killed: frozenset[int] = frozenset()  # its descendants ``kill`` signalled
     marker: str
     process: subprocess.Popen[bytes] | Adopted
 
@@ -206,27 +207,35 @@ class Child:
         """Dead, but not reaped yet (so that stop() can still find what it left)."""
         return bool(select.select([self.exit_fd], [], [], 0)[0])
 
-    def stop(self) -> str:
-        """Kill the process and everything it started, reap them; return the end of what
-        the process printed."""
+    def kill(self) -> bool:
+        """Send the process and everything it started SIGKILL, without waiting: many
+        stopped at once (``stop_all``) then die side by side, not one after another.
+        False if it never was this pool's (a server died before it answered)."""
         try:
             self.adopt()
         except ForkRefused:
-            return ""  # the server died before it answered: it forked nothing we know of
+            return False
         pid = self.process.pid
-        killed = set()
         # A process that has exited has no descendants left: they came to this process
         # (the subreaper) when it died, and reap_orphans finds them.
         if self.process.returncode is None and not self.exited():
             # Its descendants first, while they are still known by their parent.
-            killed = descendants_of(pid)
-            for descendant in killed:
+            self._killed = frozenset(descendants_of(pid))
+            for descendant in self._killed:
                 with suppress(ProcessLookupError):
                     os.kill(descendant, signal.SIGKILL)
             with suppress(ProcessLookupError):
                 os.killpg(pid, signal.SIGKILL)
             with suppress(ProcessLookupError):  # a forked worker, before its setsid
                 os.kill(pid, signal.SIGKILL)
+        return True
+
+    def stop(self) -> str:
+        """Kill the process and everything it started, reap them; return the end of what
+        the process printed."""
+        if not self.kill():
+            return ""  # it forked nothing we know of
+        pid, killed = self.process.pid, set(self._killed)
         # Dead but not reaped: its pid, the session id its descendants are known by, cannot
         # be reused while they are looked for.
         with suppress(ChildProcessError):
@@ -351,7 +360,9 @@ class Launch:
 
 
 def stop_all(processes: list[Worker] | list[ForkServer]) -> None:
-    """Stop each, in order (spares: the order the server answers in)."""
+    """Stop each, in order (spares: the order the server answers in), all killed first."""
+    for process in processes:
+        process.kill()
     while processes:
         processes.pop(0).stop()
 

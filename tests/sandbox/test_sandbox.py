@@ -485,3 +485,51 @@ def test_sanitized_worker_over_its_rss_limit_is_out_of_memory(sanitized_spec, fo
     assert (crash.kind, crash.signal) == ("out-of-memory", "SIGKILL")
     assert "memory_limit_mb 256" in crash.report
     assert after == {"value": 25}
+
+
+@pytest.fixture
+def starts(monkeypatch):
+    """How many worker processes the pools start (fork servers included)."""
+    from convcheck.sandbox import processes
+
+    started = []
+    popen = processes._SPAWNER.popen
+
+    def counted(*args, **kwargs):
+        started.append(args)
+        return popen(*args, **kwargs)
+
+    monkeypatch.setattr(processes._SPAWNER, "popen", counted)
+    return started
+
+
+def test_a_batch_past_its_deadline_starts_no_worker(starts):
+    """Starting each worker costs a process's start-up: a campaign of ``--jobs 64`` and
+    ``--time 3`` started all 64 after its deadline and ran 18 s."""
+    with WorkerPool(SPEC, jobs=8) as pool:
+        assert pool.run([{"op": "echo"}] * 8, deadline=time.monotonic()) == [None] * 8
+        assert starts == []
+        assert pool.run([{"op": "echo"}] * 2) == [{"op": "echo"}] * 2
+        assert len(starts) == 2
+
+
+def test_a_stream_with_nothing_to_serve_starts_no_worker(starts):
+    delivered = []
+    with WorkerPool(SPEC, jobs=8) as pool:
+        pool.stream(lambda: None, lambda number, result: delivered.append(result))
+    assert starts == [] and delivered == []
+
+
+def test_abandoned_workers_are_killed_side_by_side(monkeypatch):
+    """Stopping a worker waits for its death; those a batch abandons are all killed
+    before it waits for any, so 64 die in the time of one, not of 64."""
+    from convcheck.sandbox import processes
+
+    events = []
+    kill, stop = processes.Child.kill, processes.Child.stop
+    monkeypatch.setattr(processes.Child, "kill", lambda self: events.append("kill") or kill(self))
+    monkeypatch.setattr(processes.Child, "stop", lambda self: events.append("stop") or stop(self))
+    with WorkerPool(SPEC, jobs=3, timeout=3600.0) as pool:
+        sleeping = [{"op": "sleep", "seconds": 3600}] * 3
+        assert pool.run(sleeping, deadline=time.monotonic() + 1.0) == [None] * 3
+        assert events[:3] == ["kill"] * 3, events
