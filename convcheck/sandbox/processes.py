@@ -139,7 +139,7 @@ class Child:
 
     _count = 0
     pending: ForkServer | None = None
-    _killed: frozenset[int] = frozenset()  # its descendants ``kill`` signalled
+    _killed: frozenset[int] | None = None  # its descendants, once ``kill`` signalled it
     marker: str
     process: subprocess.Popen[bytes] | Adopted
 
@@ -215,6 +215,9 @@ class Child:
             self.adopt()
         except ForkRefused:
             return False
+        if self._killed is not None:
+            return True  # signalled already (``stop_all``): its descendants are known
+        self._killed = frozenset()
         pid = self.process.pid
         # A process that has exited has no descendants left: they came to this process
         # (the subreaper) when it died, and reap_orphans finds them.
@@ -235,7 +238,7 @@ class Child:
         the process printed."""
         if not self.kill():
             return ""  # it forked nothing we know of
-        pid, killed = self.process.pid, set(self._killed)
+        pid, killed = self.process.pid, set(self._killed or ())
         # Dead but not reaped: its pid, the session id its descendants are known by, cannot
         # be reused while they are looked for.
         with suppress(ChildProcessError):

@@ -505,7 +505,7 @@ def starts(monkeypatch):
 
 def test_a_batch_past_its_deadline_starts_no_worker(starts):
     """Starting each worker costs a process's start-up: a campaign of ``--jobs 64`` and
-    ``--time 3`` started all 64 after its deadline and ran 18 s."""
+    a three-second time budget started all 64 after its deadline and ran 18 s."""
     with WorkerPool(SPEC, jobs=8) as pool:
         assert pool.run([{"op": "echo"}] * 8, deadline=time.monotonic()) == [None] * 8
         assert starts == []
