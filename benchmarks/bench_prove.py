@@ -32,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-from convcheck import ops
+from convcheck import registry
 from convcheck.solver import limits, prove
 from convcheck.solver.explore import default_ranks, shapes
 from convcheck.solver.prove import solved_report
@@ -174,13 +174,13 @@ def main() -> None:
     parser.add_argument("--no-seeds", action="store_true", help="leave the engine's cases out")
     parser.add_argument("--steps", action="store_true", help="count z3's checks and steps")
     parser.add_argument("--scale", type=float, action="append", default=[])
-    parser.add_argument("--op", default=ops.DEFAULT_OP)
+    parser.add_argument("--op", default=registry.DEFAULT_OP)
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    if args.op != ops.DEFAULT_OP:  # the toy op of tests/solver
+    if args.op != registry.DEFAULT_OP:  # the toy op of tests/solver
         sys.path[:0] = [str(Path(__file__).parents[1] / "tests" / d) for d in ("ops", "solver")]
-        ops.register("window", "window_op:OP")
-        ops.register(args.op, f"{args.op}:OP")
+        registry.register("window", "window_op:OP")
+        registry.register(args.op, f"{args.op}:OP")
     if args.steps:
         steps(args.revision or ("legacy", "current"), args.rank, args.scale, args.op)
         return

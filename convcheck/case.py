@@ -21,9 +21,8 @@ import functools
 import json
 import operator
 from dataclasses import Field, dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeGuard, cast, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeGuard, overload
 
-from convcheck import ops
 from convcheck.errors import InvalidCase, value_repr
 from convcheck.files import parse_json
 from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN
@@ -132,7 +131,8 @@ class Case:
     an op declares its fields). The JSON form, validation and ``replace`` are the same
     for every op, read off its schema."""
 
-    # The op this is a call of (``convcheck.ops``), set by each op's case type.
+    # The op this is a call of (its name in ``convcheck.registry``), set by each op's case
+    # type.
     OP: str
 
     if TYPE_CHECKING:
@@ -178,14 +178,9 @@ class Case:
         return replace(self, **changes)
 
     @classmethod
-    def from_json(cls, data: Any, op: str | None = None) -> Self:
-        """Build a case from decoded JSON; a malformed one raises ``InvalidCase``.
-
-        On ``Case`` itself, a call of ``op`` (by default the default op); on an op's
-        case type, a call of that op."""
-        if cls is Case:
-            # On Case itself, Self is Case.
-            return cast(Self, ops.get(op or ops.DEFAULT_OP).case_type.from_json(data))
+    def from_json(cls, data: Any) -> Self:
+        """A call of this op from decoded JSON; a malformed one raises ``InvalidCase``.
+        (A call of an op named at run time: ``convcheck.registry.case_from_json``.)"""
         obj = _expect_object(data, "case")
         case_type: type = cls  # as in to_json
         args = schema_of(case_type)
@@ -193,11 +188,11 @@ class Case:
         return cls(**{arg.name: _argument(obj, arg) for arg in args})
 
     @classmethod
-    def loads(cls, text: str | bytes, source: str = "case", op: str | None = None) -> Self:
+    def loads(cls, text: str | bytes, source: str = "case") -> Self:
         """A case from JSON text; every error message starts with ``source``."""
         data = parse_json(text, source, InvalidCase)
         try:
-            return cls.from_json(data, op)
+            return cls.from_json(data)
         except InvalidCase as e:
             raise InvalidCase(f"{source}: {e}") from None
 

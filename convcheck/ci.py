@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from convcheck import campaign, corpus, engines, files, ops, report_ci
+from convcheck import campaign, corpus, engines, files, registry, report_ci
 from convcheck.findings import Finding
 from convcheck.judges import Judges
 from convcheck.progress import Progress
@@ -89,7 +89,7 @@ def run_ci(
         for entry, found in zip(entries, judges.evaluate([e.case for e in entries]), strict=True)
     ]
     unproven = prove_sites(judges.revision, progress)
-    if judges.op == ops.DEFAULT_OP:
+    if judges.op == registry.DEFAULT_OP:
         solve_ahead(engines.names(ci=True), [judges.revision], progress)
     known = {k for e in entries for k in e.keys}
     new_dir = results_dir / "corpus"
@@ -120,9 +120,9 @@ def run_ci(
 
 def solve_ahead(names: list[str], revisions: list[str], out: TextIO, always=False) -> None:
     """What the engines ``names`` judge first, solved and cached before any campaign's
-    budget starts (``convcheck.solver.engine.solve_ahead``); without z3, nothing."""
+    budget starts (``convcheck.engines.solver.solve_ahead``); without z3, nothing."""
     if not engines.unavailable("solver"):
-        from convcheck.solver.engine import solve_ahead as solve
+        from convcheck.engines.solver import solve_ahead as solve
 
         solve(names, revisions, out, always)
 

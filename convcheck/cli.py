@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TextIO
 
-from convcheck import engines, model, ops
+from convcheck import engines, model, registry
 from convcheck.check_ids import COMPARE, load_map
 from convcheck.commands import (
     cmd_build,
@@ -52,9 +52,10 @@ class _Parser(argparse.ArgumentParser):
 def _op_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--op",
-        default=ops.DEFAULT_OP,
-        choices=ops.names(),
-        help=f"the kernel: its checks, its C kernel, its torch call (default {ops.DEFAULT_OP})",
+        default=registry.DEFAULT_OP,
+        choices=registry.names(),
+        help="the kernel: its checks, its C kernel, its torch call"
+        f" (default {registry.DEFAULT_OP})",
     )
 
 
@@ -278,7 +279,7 @@ def _parser() -> _Parser:
     export = sub.add_parser("export", help="corpus entries in upstream's form: tests, reports")
     export.add_argument("form", choices=["gtest", "issue"])
     export.add_argument("entries", nargs="+", metavar="ENTRY", help="corpus entries")
-    export.add_argument("--op", choices=ops.names(), help="the entries' op (checked)")
+    export.add_argument("--op", choices=registry.names(), help="the entries' op (checked)")
     export.add_argument(
         "--source", help="issue: run the entry's test on this ExecuTorch checkout, sanitized"
     )

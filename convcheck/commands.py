@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from convcheck import engines, files, model, ops
+from convcheck import engines, files, model, registry
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError, InvalidCase
 from convcheck.report import counted, describe_unknown, format_trace
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 OK, FOUND, ERROR = 0, 1, 2
 
 
-def load_case(path: str, op: str = ops.DEFAULT_OP) -> Case:
+def load_case(path: str, op: str = registry.DEFAULT_OP) -> Case:
     """A case file (a call of ``op``), or a corpus entry (whose case is the one a person
     wants to judge, explain or shrink again, a call of the op the entry names)."""
     from convcheck import corpus
@@ -33,7 +33,7 @@ def load_case(path: str, op: str = ops.DEFAULT_OP) -> Case:
     obj = files.parse_json(data, where, InvalidCase)
     if isinstance(obj, dict) and "format" in obj:
         return corpus.from_json(obj, Path(path)).case
-    return Case.loads(data, source=where, op=op)
+    return registry.loads_case(data, source=where, op=op)
 
 
 def example_paths() -> list[Path]:
@@ -150,7 +150,7 @@ def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
     known = {k for e in corpus.load_all(corpus_dir, torch_dir) for k in e.keys}
     _check_report(args)
     budget = _budget(args)
-    if args.op == ops.DEFAULT_OP:
+    if args.op == registry.DEFAULT_OP:
         from convcheck.ci import solve_ahead
 
         solve_ahead([args.engine], [args.revision], stderr)
@@ -428,12 +428,12 @@ def cmd_prove(args, stdout: TextIO, stderr: TextIO) -> int:
     if args.sarif or args.junit:
         from convcheck.solver import formats
 
-        for name, what, text in zip(
-            (args.sarif, args.junit),
-            ("SARIF file", "JUnit file"),
-            (formats.sarif, formats.junit_xml),
-            strict=True,
-        ):
+        native = registry.get(args.op).native
+        writers = (
+            (args.sarif, "SARIF file", lambda report: formats.sarif(report, native)),
+            (args.junit, "JUnit file", formats.junit_xml),
+        )
+        for name, what, text in writers:
             if name:
                 files.write_atomically(Path(name), text(report), what)
     all_proven = report.complete and all(s.status == PROVEN for s in report.sites)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from convcheck import files, ops
+from convcheck import files, registry
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError, InvalidCase, value_repr
 from convcheck.findings import (
@@ -175,13 +175,13 @@ def from_json(obj: Any, path: Path) -> Entry:
             f"{where}: minimized must be true or false, got {value_repr(minimized)}"
         )
     # Entries written before there was more than one op are convolution's.
-    op = obj.get("op", ops.DEFAULT_OP)
-    if not isinstance(op, str) or op not in ops.names():
+    op = obj.get("op", registry.DEFAULT_OP)
+    if not isinstance(op, str) or op not in registry.names():
         raise ConvcheckError(
-            f"{where}: op {value_repr(op)} is unknown (known: {', '.join(ops.names())})"
+            f"{where}: op {value_repr(op)} is unknown (known: {', '.join(registry.names())})"
         )
     try:
-        case = Case.from_json(obj["case"], op)
+        case = registry.case_from_json(obj["case"], op)
     except InvalidCase as e:
         field = str(e) if str(e).startswith("case") else f"case.{e}"
         raise ConvcheckError(f"{where}: {field}") from None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from convcheck import ops
+from convcheck import registry
 from convcheck.case import TensorSpec
 from convcheck.schema import Bool, IntList, Tensor, schema_of
 
@@ -69,12 +69,12 @@ def describe_tensor(tensor: TensorSpec) -> str:
 
 def describe_case(case: Any) -> str:
     """The line ``case``'s op writes for it, else each argument by its name."""
-    return ops.op_of(case).describe_case(case) or by_schema(case)
+    return registry.op_of(case).describe_case(case) or by_schema(case)
 
 
 def case_legend(case: Any) -> str:
     """How to read ``describe_case``'s line for ``case``."""
-    return ops.op_of(case).case_legend or TENSOR_LEGEND
+    return registry.op_of(case).case_legend or TENSOR_LEGEND
 
 
 def by_schema(case: Any) -> str:

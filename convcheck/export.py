@@ -15,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TextIO
 
-from convcheck import corpus, ops
+from convcheck import corpus, registry
 from convcheck.errors import ConvcheckError
 
 __all__ = [
@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-def upstream_of(op: ops.Op) -> ModuleType:
+def upstream_of(op: registry.Op) -> ModuleType:
     """The op's ``upstream`` module; an op without one cannot be exported."""
     name = f"{type(op).__module__}.upstream"
     try:
@@ -43,8 +43,8 @@ def upstream_of(op: ops.Op) -> ModuleType:
 def load(paths: list[str], op: str | None) -> list[corpus.Entry]:
     entries = [corpus.load(Path(p)) for p in paths]
     for entry in entries:
-        if op is not None and ops.op_of(entry.case).name != op:
-            raise ConvcheckError(f"{entry.path}: an entry of op {ops.op_of(entry.case).name}")
+        if op is not None and registry.op_of(entry.case).name != op:
+            raise ConvcheckError(f"{entry.path}: an entry of op {registry.op_of(entry.case).name}")
     return entries
 
 
@@ -71,7 +71,7 @@ def first_frame(entry: corpus.Entry) -> str | None:
 
 
 def gtest(entry: corpus.Entry) -> str:
-    upstream = upstream_of(ops.op_of(entry.case))
+    upstream = upstream_of(registry.op_of(entry.case))
     return upstream.gtest(entry.case, entry.name, entry.key, first_frame(entry))
 
 
@@ -83,7 +83,7 @@ def gtest_file(entries: list[corpus.Entry]) -> str:
 
 def torch_issue(entry: corpus.Entry) -> str:
     """The report of one of torch's own bugs (``corpus/torch/``): the call as a script."""
-    upstream = upstream_of(ops.op_of(entry.case))
+    upstream = upstream_of(registry.op_of(entry.case))
     torch = outcomes(entry).get("torch", {})
     crash = torch.get("crash") or {}
     what = f"{crash['kind']} in `{crash['site']}`" if crash else entry.explanation
@@ -110,7 +110,7 @@ def torch_issue(entry: corpus.Entry) -> str:
 def issue(entry: corpus.Entry, run: dict | None) -> str:
     """The upstream report for ``entry``. ``run``: what running its test on a checkout
     gave (``report``, the trimmed sanitizer or failure text; ``environment``), if it ran."""
-    upstream = upstream_of(ops.op_of(entry.case))
+    upstream = upstream_of(registry.op_of(entry.case))
     label = upstream.bug_class(entry.signature) or entry.key
     frame = first_frame(entry)
     inner = (run or {}).get("function")
@@ -189,7 +189,7 @@ def cmd_export(args, stdout: TextIO, stderr: TextIO) -> int:
         return 0
     run = None
     if args.source is not None:
-        runner = upstream_of(ops.op_of(entry.case))
+        runner = upstream_of(registry.op_of(entry.case))
         with tempfile.TemporaryDirectory(prefix="convcheck-export-") as scratch:
             tests = Path(scratch) / "test.cpp"
             tests.write_text(gtest(entry))

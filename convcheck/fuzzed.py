@@ -7,7 +7,7 @@ atheris' ``FuzzedDataProvider``, so every mutation still decodes to a call.
 
 from __future__ import annotations
 
-from convcheck import ops
+from convcheck import registry
 from convcheck.case import Case
 from convcheck.errors import InvalidCase
 from convcheck.schema import Bool, Int, OptionalInt, Tensor, schema_of
@@ -30,18 +30,18 @@ class FuzzedSource:
         return self._fdp.ConsumeProbability() < p
 
 
-def case_from_bytes(data: bytes, op: str = ops.DEFAULT_OP) -> Case:
+def case_from_bytes(data: bytes, op: str = registry.DEFAULT_OP) -> Case:
     import atheris
 
     if data[:1] == b"{":
         try:
-            return Case.loads(data, op=op)
+            return registry.loads_case(data, op=op)
         except InvalidCase:
             pass
-    return ops.get(op).build_case(FuzzedSource(atheris.FuzzedDataProvider(data)))
+    return registry.get(op).build_case(FuzzedSource(atheris.FuzzedDataProvider(data)))
 
 
-def dictionary(op: str = ops.DEFAULT_OP) -> str:
+def dictionary(op: str = registry.DEFAULT_OP) -> str:
     """A libFuzzer dictionary: the edge integers as JSON tokens and as raw bytes."""
     from convcheck.generate import EDGE_INT64
 
@@ -50,7 +50,7 @@ def dictionary(op: str = ops.DEFAULT_OP) -> str:
         lines.append(f'"{value}"')
         raw = (value & (2**64 - 1)).to_bytes(8, "little")
         lines.append('"' + "".join(f"\\x{b:02x}" for b in raw) + '"')
-    for token in (*_argument_tokens(ops.get(op).case_type), '"dtype": "bool"'):
+    for token in (*_argument_tokens(registry.get(op).case_type), '"dtype": "bool"'):
         lines.append('"' + token.replace("\\", "\\\\").replace('"', '\\"') + '"')
     return "\n".join(lines) + "\n"
 

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from itertools import islice
 from typing import Protocol
 
-from convcheck import ops
+from convcheck import registry
 from convcheck.case import DTYPES, Case, channels_last_order
 from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN
 
@@ -121,9 +121,9 @@ def dtype(src: Source) -> str:
 
 
 def random_cases(
-    seed: int, count: int, small: bool = False, op: str = ops.DEFAULT_OP
+    seed: int, count: int, small: bool = False, op: str = registry.DEFAULT_OP
 ) -> list[Case]:
-    build = ops.get(op).build_case
+    build = registry.get(op).build_case
     src = RandomSource(seed)
     return [build(src, small) for _ in range(count)]
 
@@ -133,10 +133,10 @@ def random_cases(
 RARE = 1 / 256
 
 
-def stream(seed: int, op: str = ops.DEFAULT_OP) -> Iterator[Case]:
+def stream(seed: int, op: str = registry.DEFAULT_OP) -> Iterator[Case]:
     """The random engine's cases for ``seed``: the op's construction over a seeded
     ``RandomSource``, now and then (``RARE``) one of its rare families instead."""
-    the_op = ops.get(op)
+    the_op = registry.get(op)
     build, families = the_op.build_case, the_op.rare
     src = RandomSource(seed)
     # A stream of its own: every case of the main stream stays the same (some are replaced).
@@ -148,7 +148,7 @@ def stream(seed: int, op: str = ops.DEFAULT_OP) -> Iterator[Case]:
         yield case
 
 
-def chunk(seed: int, index: int, count: int, op: str = ops.DEFAULT_OP) -> list[Case]:
+def chunk(seed: int, index: int, count: int, op: str = registry.DEFAULT_OP) -> list[Case]:
     """The ``index``-th chunk of a sharded campaign's cases: the start of a stream of its
     own, so that a shard makes it from three numbers, the parent generating nothing."""
     digest = hashlib.blake2b(f"{seed}:{index}".encode(), digest_size=8).digest()

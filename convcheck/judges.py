@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from convcheck import model, ops, targets
+from convcheck import model, registry, targets
 from convcheck.case import Case
 from convcheck.check_ids import CHECK_IDS, CheckMap, IdReader
 from convcheck.errors import ConvcheckError
@@ -57,7 +57,7 @@ def is_small(case: Case) -> bool:
     return True
 
 
-def _torch_mapping(op: ops.Op, use_torch: bool | None) -> TorchMapping | None:
+def _torch_mapping(op: registry.Op, use_torch: bool | None) -> TorchMapping | None:
     """The op's torch mapping when torch is to judge: ``use_torch`` None (the default)
     means torch wherever the op has a mapping; True asks for it explicitly, and an op
     without one is then an error, as is a mapping whose torch is not installed."""
@@ -75,7 +75,7 @@ class Judges:
     """All judges for one revision or target, kept warm across batches.
 
     ``use_torch``: None (the default) judges with torch where the op has a torch mapping
-    (``ops.Op.torch``) and without it where it has none; False never; True insists, and
+    (``registry.Op.torch``) and without it where it has none; False never; True insists, and
     fails on an op without one.
     """
 
@@ -90,10 +90,10 @@ class Judges:
         check_map: CheckMap | None = None,
         compare: str = "id",
         warm: bool = False,
-        op: str = ops.DEFAULT_OP,
+        op: str = registry.DEFAULT_OP,
     ) -> None:
         model.check_revision(revision)  # an unknown revision fails here, before workers
-        mapping = _torch_mapping(ops.get(op), use_torch)  # an unknown op fails here too
+        mapping = _torch_mapping(registry.get(op), use_torch)  # an unknown op fails here too
         self.op = op
         self.revision = revision
         self.target = target
@@ -115,7 +115,7 @@ class Judges:
         self._helpers: list[Any] = []
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="convcheck-native")
         self.native: Target | None = None
-        # The op's torch judge and its intentional differences (``ops.Op.torch``).
+        # The op's torch judge and its intentional differences (``registry.Op.torch``).
         self.torch: TorchJudge | None = None
         self._explain: Explain | None = None
         self._expected: Callable[[Any], Outcome] | None = None
@@ -124,7 +124,7 @@ class Judges:
         self.spare_torch = True
         own_ids: frozenset[str] = frozenset()
         # An op without a C kernel is judged without one, unless a library is given.
-        if use_native and (target is not None or ops.get(op).native is not None):
+        if use_native and (target is not None or registry.get(op).native is not None):
             started = targets.start(target, revision, jobs, timeout, op)
             self.native, self._expected = started.judge, started.expected
             own_ids = started.check_ids

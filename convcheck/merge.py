@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from convcheck import corpus, files
+from convcheck import corpus, files, registry
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError
 from convcheck.findings import Finding, FindingKind
@@ -123,7 +123,7 @@ def _unreadable(error: OSError) -> None:
 
 
 def _case(data: bytes, shown: str) -> Case:
-    return Case.loads(data, source=f"case file {shown}")
+    return registry.loads_case(data, source=f"case file {shown}")
 
 
 def _raw_case(data: bytes, shown: str) -> Case:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from convcheck import corpus, files, model, ops
+from convcheck import corpus, files, model, registry
 from convcheck.case import Case
 from convcheck.check_ids import CHECK_IDS, Unknown
 from convcheck.describe import case_legend, describe_case
@@ -150,7 +150,7 @@ def bug_rows(run) -> list[BugRow]:
     by_fix: dict[str, tuple[str, bool, list[Finding]]] = {}
     for label, members in by_bug.items():
         first = members[0]
-        name = ops.op_of(first.case).bug_class(first.signature)
+        name = registry.op_of(first.case).bug_class(first.signature)
         upstream = name is not None
         name = name if first.about_kernel else None
         fixed = None
@@ -223,7 +223,7 @@ def _step_of(op: str) -> dict[str, str]:
     """Each check id's step, from the op's revisions' own tables of checks."""
     return {
         check: step
-        for revision in ops.get(op).revisions.values()
+        for revision in registry.get(op).revisions.values()
         for step, checks in revision.checks.items()
         for check in checks
     }
@@ -241,7 +241,7 @@ def _one_bug(finding: Finding) -> str | None:
     computation however many checks read it (the op's ``report_groups``)."""
     if not finding.about_kernel:
         return None
-    op = ops.op_of(finding.case)
+    op = registry.op_of(finding.case)
     label = op.bug_class(finding.signature)
     if label is None and finding.kind in _UB_KINDS:
         return f"UB at {finding.signature[-1]}"

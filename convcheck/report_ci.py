@@ -3,7 +3,7 @@ corpus replayed, each campaign's new findings, the sites not proven)."""
 
 from __future__ import annotations
 
-from convcheck import ops
+from convcheck import registry
 from convcheck.describe import describe_case
 from convcheck.report import crash_line, torch_line
 
@@ -15,7 +15,7 @@ def _crash_location(finding) -> tuple[str, int] | None:
         return None
     from convcheck.native.build import source_folder  # a C build's only when one crashed
 
-    kernel = ops.op_of(finding.case).native
+    kernel = registry.op_of(finding.case).native
     folder = source_folder(kernel) if kernel is not None else "convcheck/native"
     return f"{folder}/{where[0].rsplit('/', 1)[-1]}", where[1]
 

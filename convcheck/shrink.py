@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from convcheck import ops
+from convcheck import registry
 from convcheck.case import Case, TensorSpec
 from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN
 from convcheck.schema import Bool, Int, IntList, OptionalInt, Tensor, schema_of
@@ -226,7 +226,7 @@ class Shrinker:
 
     def shrink(self, case: Case) -> Case:
         self.current = case
-        self.passes = self._passes(ops.op_of(case))
+        self.passes = self._passes(registry.op_of(case))
         try:
             while True:
                 start = self.current
@@ -242,7 +242,7 @@ class Shrinker:
             pass
         return self.current
 
-    def _passes(self, op: ops.Op) -> list[ShrinkPass]:
+    def _passes(self, op: registry.Op) -> list[ShrinkPass]:
         """The core's passes in their order, each followed by the op's that name it."""
         core = (
             self.drop_optionals,
@@ -371,7 +371,7 @@ class Shrinker:
                 {arg.simplest, *values}, key=lambda v: _simplicity(v, arg.simplest, arg.low)
             )
             candidates = [case.replace(**{arg.name: (v,)}) for v in singles]
-            length = ops.op_of(case).list_length(case)
+            length = registry.op_of(case).list_length(case)
             if length is not None and len(values) != length:
                 candidates += [
                     case.replace(**{arg.name: values[:i] + values[i + 1 :]})

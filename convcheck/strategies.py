@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from convcheck import ops
+from convcheck import registry
 from convcheck.validation import invalid
 
 __all__ = ["cases"]
@@ -37,10 +37,10 @@ class _DrawSource:
 
 @st.composite
 def _cases(draw, small: bool, op: str):
-    return ops.get(op).build_case(_DrawSource(draw), small)
+    return registry.get(op).build_case(_DrawSource(draw), small)
 
 
-def cases(small: bool = False, op: str = ops.DEFAULT_OP) -> st.SearchStrategy:
+def cases(small: bool = False, op: str = registry.DEFAULT_OP) -> st.SearchStrategy:
     """Calls of ``op`` biased to the edges of the checks; ``small=True`` keeps tensors
     computable."""
     from hypothesis.errors import InvalidArgument
@@ -48,6 +48,6 @@ def cases(small: bool = False, op: str = ops.DEFAULT_OP) -> st.SearchStrategy:
     # Hypothesis's exception, in convcheck's wording (``convcheck.validation``).
     if not isinstance(small, bool):
         raise InvalidArgument(str(invalid("small", small, "be True or False")))
-    if op not in ops.names():
-        raise InvalidArgument(str(invalid("op", op, f"be one of {', '.join(ops.names())}")))
+    if op not in registry.names():
+        raise InvalidArgument(str(invalid("op", op, f"be one of {', '.join(registry.names())}")))
     return _cases(small, op)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from convcheck import ops
+from convcheck import registry
 from convcheck.errors import ConvcheckError
 
 if TYPE_CHECKING:
@@ -65,10 +65,10 @@ class Started:
     check_ids: frozenset[str] = frozenset()
 
 
-def _module(target: str | None, op: str = ops.DEFAULT_OP) -> tuple[str, str | None]:
+def _module(target: str | None, op: str = registry.DEFAULT_OP) -> tuple[str, str | None]:
     """The module that starts ``target`` of ``op``, and what the target says of where it
     is; a ConvcheckError naming the op's targets for a name the op does not know."""
-    known = ops.get(op).targets
+    known = registry.get(op).targets
     if target is None:
         return LIBRARY, None
     for name, module in known.items():
@@ -91,7 +91,7 @@ def _is_path(target: str) -> bool:
     return os.sep in target or target.endswith(LIBRARY_SUFFIXES) or os.path.exists(target)
 
 
-def unavailable(target: str | None, revision: str, op: str = ops.DEFAULT_OP) -> str:
+def unavailable(target: str | None, revision: str, op: str = registry.DEFAULT_OP) -> str:
     """Why ``target`` cannot judge ``revision`` of ``op`` here, or "" when it can."""
     module, _ = _module(target, op)
     why: str = importlib.import_module(module).unavailable(revision)
@@ -99,7 +99,7 @@ def unavailable(target: str | None, revision: str, op: str = ops.DEFAULT_OP) -> 
 
 
 def start(
-    target: str | None, revision: str, jobs: int, timeout: float, op: str = ops.DEFAULT_OP
+    target: str | None, revision: str, jobs: int, timeout: float, op: str = registry.DEFAULT_OP
 ) -> Started:
     """``target``'s judge of ``op``'s calls, started; a ConvcheckError saying why when it
     cannot run here."""

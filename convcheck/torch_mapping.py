@@ -4,7 +4,7 @@ The torch judge is the op's own (convolution's calls ATen's ``convolution``, che
 Python check path, normalises torch's messages to check ids): the core only starts it,
 hands it cases and reads its verdicts, through the two protocols here. An op says how
 to make its judge and which of its differences from torch are intentional with a
-``TorchMapping`` (``convcheck.ops.Op.torch``); an op without one is judged without torch.
+``TorchMapping`` (``convcheck.registry.Op.torch``); an op without one is judged without torch.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Loader harness: no bytes make the case or corpus loaders fail other than clearly.
 
-Checked, for each input: the bytes as a case file (``Case.loads``), as a corpus entry
+Checked, for each input: the bytes as a case file (``registry.loads_case``), as a corpus entry
 (``corpus.parse``), and as the case inside an otherwise valid entry. Each must return, or
 raise ``ConvcheckError`` (what the CLI turns into exit 2 and one line); any other
 exception is a failure, raised with the input. A case that loads must read back equal
@@ -17,7 +17,7 @@ from pathlib import Path
 import atheris
 
 with atheris.instrument_imports():
-    from convcheck import corpus
+    from convcheck import corpus, registry
     from convcheck.case import Case
     from convcheck.errors import ConvcheckError
 
@@ -27,7 +27,7 @@ PATH = Path("fuzzed.json")
 
 def TestOneInput(data: bytes) -> None:
     loaders = (
-        lambda: Case.loads(data),
+        lambda: registry.loads_case(data),
         lambda: corpus.parse(data, PATH),
         lambda: corpus.parse(ENVELOPE + data + b"}", PATH),
     )
@@ -39,7 +39,7 @@ def TestOneInput(data: bytes) -> None:
         except Exception as e:
             raise RuntimeError(f"{type(e).__name__}: {e}\ninput: {data[:2000]!r}") from e
         case = loaded if isinstance(loaded, Case) else loaded.case
-        if Case.loads(case.dumps(), op=case.OP) != case:
+        if registry.loads_case(case.dumps(), op=case.OP) != case:
             raise RuntimeError(f"round trip changed the case\ninput: {data[:2000]!r}")
 
 

@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 def plug_native_op(monkeypatch):
     """Makes an op with a C kernel of its own (``name``, at ``path``) known for one test,
     or skips it where no C compiler is found to build that kernel."""
-    from convcheck import ops
+    from convcheck import registry
     from convcheck.errors import ConvcheckError
     from convcheck.native import build
 
@@ -21,9 +21,9 @@ def plug_native_op(monkeypatch):
         pytest.skip(str(exc))
 
     def plug(name: str, path: str):
-        monkeypatch.setitem(ops.OPS, name, path)
-        ops.get.cache_clear()
-        return ops.get(name)
+        monkeypatch.setitem(registry.OPS, name, path)
+        registry.get.cache_clear()
+        return registry.get(name)
 
     yield plug
-    ops.get.cache_clear()
+    registry.get.cache_clear()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import MappingProxyType
 
-from convcheck import ops
+from convcheck import registry
 from convcheck.case import Case, TensorSpec
 from convcheck.frozen import frozen
 from convcheck.schema import boolean, int_list, integer, optional_int, tensor
@@ -27,12 +27,11 @@ class EchoCase(Case):
     OP = "echo"
 
 
-class Echo(ops.Op):
+class Echo(registry.Op):
     name = "echo"
     case_type = EchoCase
     revisions = MappingProxyType({})
-    rare = ()
-    native = ops.NativeKernel(
+    native = registry.NativeKernel(
         directory=Path(__file__).resolve().parent / "native" / "echo",
         sources=MappingProxyType({"legacy": ("echo.c",), "current": ("echo.c",)}),
         headers=("echo_abi.h",),

@@ -14,7 +14,7 @@ _POOLING = ("avg_pool2d", "max_pool2d_with_indices")
 # From the top; names relative to ``convcheck.`` ("" is the package itself).
 LAYERS = [
     ["__main__", "cli", "commands", "ci", "export", "ops.convolution.upstream"],
-    ["engines", "solver.engine", "strategies"],  # what proposes cases
+    ["engines", "strategies"],  # what proposes cases
     # An op's own object gathers its pieces from every layer below (the core finds it
     # through the registry, by name, never by an import).
     [
@@ -63,7 +63,16 @@ LAYERS = [
     ["", "case", "simplicity"],
     ["sandbox", "sanitizer", "progress", "lazy", "_worker_main"],
     # An op's C pieces (``ops.convolution.native``) are data: where its sources are.
-    ["ops", "ops.convolution.native", "torch_mapping", "outcome", "schema", "fixedint"]
+    [
+        "registry",
+        "steps",
+        "ops",
+        "ops.convolution.native",
+        "torch_mapping",
+        "outcome",
+        "schema",
+        "fixedint",
+    ]
     + ["native.dtypes", "native.limits", "native.library"]
     + ["frozen", "files", "validation", "errors"],
 ]

@@ -36,7 +36,7 @@ ENGINES: dict[str, Provider] = {
     "random": Provider("convcheck.engines.random", ci=True),
     "hypothesis": Provider("convcheck.engines.hypothesis"),
     "atheris": Provider("convcheck.engines.atheris", ci=True, needs="atheris", extra="fuzz"),
-    "solver": Provider("convcheck.solver.engine", needs="z3", extra="solver"),
+    "solver": Provider("convcheck.engines.solver", needs="z3", extra="solver"),
 }
 
 

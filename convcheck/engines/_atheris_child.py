@@ -67,10 +67,12 @@ def main(argv: list[str] | None = None) -> None:
 
     # The coverage libFuzzer steers by is the model's: the step runner and the op's steps,
     # whose branches mirror the C checks (the op is imported here, not on first use).
-    with atheris.instrument_imports(include=["convcheck.model", "convcheck.ops"]):
-        from convcheck import model, ops
+    with atheris.instrument_imports(
+        include=["convcheck.model", "convcheck.steps", "convcheck.ops"]
+    ):
+        from convcheck import model, registry
 
-        ops.get(args.op)
+        registry.get(args.op)
 
     from pathlib import Path
 

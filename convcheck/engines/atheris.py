@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from convcheck import corpus, files, fuzzed, ops, sandbox
+from convcheck import corpus, files, fuzzed, registry, sandbox
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError
 
@@ -44,7 +44,7 @@ def explore(campaign: Campaign, seed: int) -> None:
         # Seeds: the op's valid calls, which show no finding (the bundled examples are the
         # thread's reproducers: seeded with them, libFuzzer would replay bugs, not find
         # them), and the campaign's own corpus.
-        for i, case in enumerate(ops.get(judges.op).valid_cases()):
+        for i, case in enumerate(registry.get(judges.op).valid_cases()):
             (seeds / f"valid-{i}.json").write_text(case.dumps())
         if campaign.corpus_dir is not None and campaign.corpus_dir.is_dir():
             for entry in corpus.load_all(campaign.corpus_dir):
@@ -128,7 +128,7 @@ def explore(campaign: Campaign, seed: int) -> None:
         stats = _read_stats(work / "stats.json")
         campaign.stats.cases += stats.get("cases", 0)
         met_again = stats.get("met_again", {}).items()
-        cases = {key: Case.from_json(case, judges.op) for key, case in met_again}
+        cases = {key: registry.case_from_json(case, judges.op) for key, case in met_again}
         if findings_dir.is_dir():
             for entry in corpus.load_all(findings_dir, campaign.torch_dir):
                 cases.setdefault(entry.key, entry.case)

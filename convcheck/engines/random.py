@@ -18,7 +18,7 @@ import importlib.util
 from itertools import islice
 from typing import TYPE_CHECKING
 
-from convcheck import generate, ops
+from convcheck import generate, registry
 from convcheck.case import Case
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ def explore(campaign: Campaign, seed: int, solved: bool = True) -> None:
     # An op that names no seed shapes (``Op.seed_shapes``) has no solved cases: it samples
     # from the start.
     op = campaign.judges.op
-    seeded = bool(ops.get(op).seed_shapes(campaign.judges.revision))
+    seeded = bool(registry.get(op).seed_shapes(campaign.judges.revision))
     if solved and seeded and importlib.util.find_spec("z3") is not None:
         from convcheck.solver.seeds import seed_cases
 

@@ -7,7 +7,7 @@ generic C worker (``worker_main.c``), which names no op's parameter.
         outcomes = judge.run(cases)        # and the values, for small shapes
 
 ``build_library(revision, sanitized, op)`` compiles (and caches) an op's kernel library
-itself. The op's ``native`` (``convcheck.ops.NativeKernel``) names its sources, its ABI
+itself. The op's ``native`` (``convcheck.registry.NativeKernel``) names its sources, its ABI
 header (convolution's: ``ops/convolution/native/convcheck_abi.h``) and the call unit the
 worker is built with; docs/abi.md describes the ABI.
 """

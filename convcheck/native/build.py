@@ -25,7 +25,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from convcheck import ops
+from convcheck import registry
 from convcheck.errors import ConvcheckError
 from convcheck.model import check_revision
 from convcheck.native import wire
@@ -81,22 +81,22 @@ def cache_dir() -> Path:
     return path
 
 
-def source_folder(kernel: ops.NativeKernel) -> str:
+def source_folder(kernel: registry.NativeKernel) -> str:
     """Where ``kernel``'s sources are, from the repository's root (``convcheck/...``): for
     code-scanning reports, which name a C file by its place in the repository."""
-    root = Path(ops.__file__).resolve().parents[2]
+    root = Path(registry.__file__).resolve().parents[1]
     return kernel.directory.relative_to(root).as_posix()
 
 
-def kernel_of(op: str = ops.DEFAULT_OP) -> ops.NativeKernel:
+def kernel_of(op: str = registry.DEFAULT_OP) -> registry.NativeKernel:
     """``op``'s C pieces; a ConvcheckError for an op without them."""
-    kernel = ops.get(op).native
+    kernel = registry.get(op).native
     if kernel is None:
         raise ConvcheckError(f"op {op} has no native kernel (its Op.native is None)")
     return kernel
 
 
-def build_library(revision: str, sanitized: bool = True, op: str = ops.DEFAULT_OP) -> Path:
+def build_library(revision: str, sanitized: bool = True, op: str = registry.DEFAULT_OP) -> Path:
     """The path of ``op``'s kernel library for ``revision``, compiled on first use."""
     check_revision(revision)
     kernel = kernel_of(op)
@@ -105,7 +105,7 @@ def build_library(revision: str, sanitized: bool = True, op: str = ops.DEFAULT_O
     return compile_shared(sources, f"{kernel.library}-{revision}", sanitized, headers=headers)
 
 
-def build_worker(sanitized: bool = True, op: str = ops.DEFAULT_OP) -> Path:
+def build_worker(sanitized: bool = True, op: str = registry.DEFAULT_OP) -> Path:
     """The path of ``op``'s C worker program (``worker_main.c`` and the op's call unit),
     built with the flags of a library that is ``sanitized`` or not, compiled on first use."""
     kernel = kernel_of(op)
@@ -139,7 +139,7 @@ def _c_name(prefix: str, name: str) -> str:
     return f"{prefix}_{name.upper().replace('-', '_')}"
 
 
-def worker_unit_header(kernel: ops.NativeKernel) -> str:
+def worker_unit_header(kernel: registry.NativeKernel) -> str:
     """The C worker's ``worker_unit.h``: the op's ABI header, version and entry names."""
     version, name, check, run = kernel.entry_points
     guard = "CONVCHECK_WORKER_UNIT_H"

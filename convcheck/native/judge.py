@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import convcheck
-from convcheck import ops
+from convcheck import registry
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError
 from convcheck.native import wire
@@ -62,7 +62,7 @@ def probe_library(
     path: Path,
     what: str = "target",
     sanitized: bool | None = None,
-    kernel: ops.NativeKernel | None = None,
+    kernel: registry.NativeKernel | None = None,
 ) -> str:
     """Check that ``path`` is a library of ``kernel``'s ABI (by default convolution's)
     without loading it here; its name.
@@ -119,7 +119,7 @@ def probe_library(
     return str(answer["name"])
 
 
-def _entries(kernel: ops.NativeKernel) -> dict[str, Any]:
+def _entries(kernel: registry.NativeKernel) -> dict[str, Any]:
     """What ``library.load_library`` checks a library of ``kernel``'s ABI by."""
     return {
         "symbols": list(kernel.entry_points),
@@ -150,7 +150,7 @@ def unavailable(revision: str) -> str:
 
 
 def start(
-    where: str | None, revision: str, jobs: int, timeout: float, op: str = ops.DEFAULT_OP
+    where: str | None, revision: str, jobs: int, timeout: float, op: str = registry.DEFAULT_OP
 ) -> Started:
     """The target registry's: ``op``'s kernel of ``revision``, or the library of its ABI
     at ``where``."""
@@ -187,7 +187,7 @@ class NativeJudge(PoolJudge):
         worker: str | None = None,
         fork_server: bool = True,
         c_worker: bool = True,
-        op: str = ops.DEFAULT_OP,
+        op: str = registry.DEFAULT_OP,
     ) -> None:
         kernel = kernel_of(op)
         if target is None:

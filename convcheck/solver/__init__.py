@@ -3,7 +3,7 @@
 ``prove(revision)`` explores every path of every shape of call and gives each arithmetic
 site a status (witness, proven, unknown); ``band_cases(revision)`` gives the calls whose
 exact intermediate values sit just past the C width limits; the solver engine
-(``convcheck.solver.engine.explore``) feeds both to a campaign before sampling.
+(``convcheck.engines.solver.explore``) feeds both to a campaign before sampling.
 docs/solver.md says what "proven" means.
 """
 

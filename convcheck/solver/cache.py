@@ -26,11 +26,15 @@ from convcheck.solver import limits
 
 # What the answers are a function of: the step runner (with the outcome it returns and
 # the validation of its arguments), the ops (their steps, and the torch checks that
-# ``prove --against torch`` runs beside them), the solver, and C arithmetic.
+# ``prove --against torch`` runs beside them) and their registry, the solver and its
+# engine, and C arithmetic.
 _SOURCES = (
-    "model",
+    "model.py",
+    "steps.py",
+    "registry.py",
     "ops",
     "solver",
+    "engines/solver.py",
     "fixedint.py",
     "case.py",
     "outcome.py",

@@ -4,7 +4,7 @@ What is symbolic and what is enumerated. The integers a call carries are symboli
 size of every tensor the kernel reads (0..2^31-1), every element of every int list and
 every int (int64). The structure is enumerated concretely, because the model branches on
 it in plain Python and it has few values that matter: a *shape* (the op's, through its
-``solver_shapes``: ``convcheck.ops.Solvable``) gives each tensor's rank and dtype (or its
+``solver_shapes``: ``convcheck.registry.Solvable``) gives each tensor's rank and dtype (or its
 absence), each list's length, each bool, and pins what the shape never reads. The
 symbolic variables are derived from the shape through the op's schema, so nothing here
 names a parameter of any op.
@@ -18,13 +18,12 @@ from typing import Any, Protocol
 
 import z3
 
-from convcheck import model, ops
+from convcheck import model, registry
 from convcheck.case import TensorSpec, contiguous_order
 from convcheck.errors import ConvcheckError
 from convcheck.fixedint import INT32_MAX, INT64_MAX, INT64_MIN, Op
-from convcheck.model.steps import ModelRun, run_steps
-from convcheck.ops import SYMBOLIC
 from convcheck.outcome import ACCEPT
+from convcheck.registry import SYMBOLIC
 from convcheck.schema import Bool, Int, IntList, OptionalInt, Tensor, schema_of
 from convcheck.simplicity import simplest_values
 from convcheck.solver import limits
@@ -38,6 +37,7 @@ from convcheck.solver.symbolic import (
     Symbolic,
     SymInt,
 )
+from convcheck.steps import ModelRun, run_steps
 
 
 class Shape(Protocol):
@@ -69,19 +69,19 @@ class Shape(Protocol):
     def describe(self) -> str: ...
 
 
-def _solvable(op: str) -> ops.Solvable:
-    solvable = ops.get(op)
-    if not isinstance(solvable, ops.Solvable):
+def _solvable(op: str) -> registry.Solvable:
+    solvable = registry.get(op)
+    if not isinstance(solvable, registry.Solvable):
         raise ConvcheckError(f"op={op!r} gives the solver no shapes (solver_shapes)")
     return solvable
 
 
-def shapes(revision: str, ranks=None, op: str = ops.DEFAULT_OP) -> list[Shape]:
+def shapes(revision: str, ranks=None, op: str = registry.DEFAULT_OP) -> list[Shape]:
     """Every shape of ``revision``'s calls of ``op``, or those of ``ranks``."""
     return list(_solvable(op).solver_shapes(revision, ranks))
 
 
-def default_ranks(revision: str, op: str = ops.DEFAULT_OP) -> tuple[int, ...]:
+def default_ranks(revision: str, op: str = registry.DEFAULT_OP) -> tuple[int, ...]:
     """The ranks ``prove`` solves when no ``--rank`` is given."""
     return _solvable(op).default_ranks(revision)
 
@@ -131,7 +131,7 @@ class Inputs:
         sizes: dict[str, list[z3.ArithRef]] = {}
         ints: dict[str, list[z3.ArithRef]] = {}
         pinned: dict[str, Any] = {}
-        case_type: type = ops.get(shape.op).case_type  # as in Case.to_json
+        case_type: type = registry.get(shape.op).case_type  # as in Case.to_json
         schema = schema_of(case_type)
         for arg in schema:
             given = skeleton[arg.name]
@@ -172,7 +172,7 @@ class Inputs:
         (its sizes and dtype) made by ``tensor``."""
         skeleton = self.shape.skeleton()
         arguments: dict[str, Any] = {}
-        case_type: type = ops.get(self.shape.op).case_type  # as in Case.to_json
+        case_type: type = registry.get(self.shape.op).case_type  # as in Case.to_json
         for arg in schema_of(case_type):
             name, given = arg.name, skeleton[arg.name]
             if isinstance(arg, Tensor):
@@ -200,7 +200,7 @@ class Inputs:
         def value(term):
             return m.eval(term, model_completion=True).as_long()
 
-        return ops.get(self.shape.op).case_type(**self._arguments(value, TensorSpec))
+        return registry.get(self.shape.op).case_type(**self._arguments(value, TensorSpec))
 
 
 @dataclass

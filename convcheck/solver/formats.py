@@ -1,41 +1,47 @@
-"""``prove``'s report for CI systems: SARIF (a result per witness, at the C line of our
-kernel where the site is) and JUnit (a test per site and kind of misbehaviour)."""
+"""``prove``'s report for CI systems: SARIF (a result per witness, at the C line of the
+op's kernel where the site is) and JUnit (a test per site and kind of misbehaviour)."""
 
 from __future__ import annotations
 
 import functools
 import json
 import re
+from pathlib import Path
+from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from convcheck.native.build import source_folder
-from convcheck.ops.convolution.native import KERNEL
+from convcheck.registry import NativeKernel
 from convcheck.report_ci import junit_suite
 from convcheck.solver.prove import ProofReport, SiteReport
 from convcheck.solver.symbolic import PROVEN, UNKNOWN
 
 
-def c_location(revision: str, site: SiteReport) -> tuple[str, int]:
-    """The C line of the site: where the sanitized kernel stopped on the witness, else the
-    first line of the step that holds it (a site is ``<step>.<operation>``, and step
-    ``<step>`` is ``step_<step>`` in the revision's file or ``cc_step_<step>`` in the
-    shared one)."""
-    folder = source_folder(KERNEL)
+def c_location(native: NativeKernel, revision: str, site: SiteReport) -> tuple[str, int]:
+    """The C line of the site in the op's kernel: where the sanitized kernel stopped on
+    the witness, else the first line of the step that holds it (a site is
+    ``<step>.<operation>``; step ``<step>`` is the function ``step_<step>`` of the
+    revision's sources, else one whose name ends in ``_step_<step>``), else the first
+    source's first line."""
+    folder = source_folder(native)
     found = re.search(r"(\w+\.c):(\d+)", site.crash_site)
     if found:
         return f"{folder}/{found.group(1)}", int(found.group(2))
     step = site.site.split(".")[0]
-    for name, function in ((f"checks_{revision}.c", f"step_{step}"), ("checks_shared.c", "")):
-        line = _definitions(name).get(function or f"cc_step_{step}")
-        if line is not None:
-            return f"{folder}/{name}", line
-    return f"{folder}/convcheck.c", 1
+    sources = native.sources[revision]
+    for exact in (True, False):
+        for name in sources:
+            for function, line in _definitions(native.directory / name).items():
+                if function == f"step_{step}" or (not exact and function.endswith(f"_step_{step}")):
+                    return f"{folder}/{name}", line
+    return f"{folder}/{sources[0]}", 1
 
 
 @functools.cache
-def _definitions(name: str) -> dict[str, int]:
-    lines = (KERNEL.directory / name).read_text().splitlines()
-    pattern = re.compile(r"^(?:static )?const char \*(\w+)\(")
+def _definitions(path: Path) -> dict[str, int]:
+    """The functions a C file defines at the start of a line, by name, with their line."""
+    pattern = re.compile(r"^(?:static )?[\w ]+?\**\s*\b(\w+)\(")
+    lines = path.read_text().splitlines()
     return {m.group(1): i for i, text in enumerate(lines, 1) if (m := pattern.match(text))}
 
 
@@ -43,32 +49,27 @@ def _key(site: SiteReport) -> str:
     return f"{site.site} ({site.kind})"
 
 
-def sarif(report: ProofReport) -> str:
-    """SARIF 2.1.0: a rule per kind of misbehaviour, a result per site with a witness."""
+def sarif(report: ProofReport, native: NativeKernel | None) -> str:
+    """SARIF 2.1.0: a rule per kind of misbehaviour, a result per site with a witness,
+    placed in ``native`` (the op's C kernel; without one, no place is named)."""
     results = []
     for site in report.sites:
         if site.witness is None:
             continue
-        uri, line = c_location(report.revision, site)
         text = f"{_key(site)} on {site.witness_path}; witness: {site.witness.dumps()}"
         if site.judged:
             text += f"; judged: {site.judged}"
-        results.append(
-            {
-                "ruleId": site.kind,
-                "level": "error" if site.undefined else "warning",
-                "message": {"text": text},
-                "partialFingerprints": {"convcheckSite": f"{report.revision}:{_key(site)}"},
-                "locations": [
-                    {
-                        "physicalLocation": {
-                            "artifactLocation": {"uri": uri},
-                            "region": {"startLine": line},
-                        }
-                    }
-                ],
-            }
-        )
+        result: dict[str, Any] = {
+            "ruleId": site.kind,
+            "level": "error" if site.undefined else "warning",
+            "message": {"text": text},
+            "partialFingerprints": {"convcheckSite": f"{report.revision}:{_key(site)}"},
+        }
+        if native is not None:
+            uri, line = c_location(native, report.revision, site)
+            where = {"artifactLocation": {"uri": uri}, "region": {"startLine": line}}
+            result["locations"] = [{"physicalLocation": where}]
+        results.append(result)
     kinds = sorted({s.kind for s in report.sites if s.witness is not None})
     document = {
         "version": "2.1.0",

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import z3
 
-from convcheck import model, ops
+from convcheck import model, registry
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError
 from convcheck.fixedint import INT64_MAX
@@ -93,7 +93,7 @@ class SiteReport:
             data["site"],
             data["kind"],
             [PathStatus(p["path"], Status(p["status"])) for p in data["paths"]],
-            None if witness is None else Case.from_json(witness),
+            None if witness is None else registry.case_from_json(witness),
             data["witness_path"],
             data["model_agrees"],
             data["judged"],
@@ -163,7 +163,7 @@ def prove(
     rlimit: int = limits.QUERY,
     minimise: bool = True,
     jobs: int = 2,
-    op: str = ops.DEFAULT_OP,
+    op: str = registry.DEFAULT_OP,
 ) -> ProofReport:
     """Explore every shape (or ``only``) until ``seconds``; one report per site and kind.
 
@@ -368,7 +368,7 @@ def _workers(jobs: int):
         jobs,
         mp_context=multiprocessing.get_context("spawn"),
         initializer=_start_worker,
-        initargs=(dict(ops.OPS),),
+        initargs=(dict(registry.OPS),),
     )
     try:
 
@@ -416,7 +416,7 @@ def _start_worker(known: dict[str, str]) -> None:
     """A spawned worker knows the ops this process knows (one registered at run time, a
     test's toy, is in no entry point), and has a memory limit."""
     for name, path in known.items():
-        ops.register(name, path)
+        registry.register(name, path)
     resource.setrlimit(resource.RLIMIT_AS, (_WORKER_MEMORY, _WORKER_MEMORY))
 
 

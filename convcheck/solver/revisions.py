@@ -16,14 +16,14 @@ from dataclasses import dataclass
 
 import z3
 
-from convcheck import model, ops
+from convcheck import model, registry
 from convcheck.case import Case
-from convcheck.model.steps import run_steps
 from convcheck.outcome import ACCEPT
 from convcheck.solver import limits
 from convcheck.solver.explore import Inputs, Shape, describe_path, shapes
 from convcheck.solver.prove import minimal_witness_of
 from convcheck.solver.symbolic import Halt, Path, Pending, Symbolic
+from convcheck.steps import run_steps
 
 
 @dataclass
@@ -47,7 +47,7 @@ class Disagreement:
         }
 
 
-def model_side(revision: str, op: str = ops.DEFAULT_OP):
+def model_side(revision: str, op: str = registry.DEFAULT_OP):
     """The revision's steps on a path: its outcome, or None where undefined behaviour
     comes first (``prove`` reports that)."""
     steps = model.revision_named(revision, op)
@@ -86,7 +86,7 @@ def disagreements(
     b: str = "current",
     only: list[Shape] | None = None,
     rlimit=limits.QUERY,
-    op: str = ops.DEFAULT_OP,
+    op: str = registry.DEFAULT_OP,
 ) -> list[Disagreement]:
     """One minimised witness per (kind, check id), simplest shapes first."""
     found: dict[tuple[str, str], Disagreement] = {}

@@ -5,12 +5,12 @@ it (``Op.seed_shapes``: a few that together meet every site), each site's first 
 as the path found it (not minimised: the shrinker minimises what the judges find), and
 the band cases of the 32-bit edges found without ``Optimize``. The answer is cached on
 disk (``solver.cache``) and solved whole, never to a clock: ``convcheck build`` and a
-campaign's set-up solve it (``solver.engine.solve_ahead``), so a campaign only reads it.
+campaign's set-up solve it (``engines.solver.solve_ahead``), so a campaign only reads it.
 """
 
 from __future__ import annotations
 
-from convcheck import ops
+from convcheck import registry
 from convcheck.case import Case
 from convcheck.solver import cache, limits
 from convcheck.solver.bands import NARROW_EDGES, path_bands
@@ -18,32 +18,32 @@ from convcheck.solver.explore import explore
 from convcheck.solver.symbolic import WITNESS
 
 
-def name(revision: str, op: str = ops.DEFAULT_OP) -> str:
+def name(revision: str, op: str = registry.DEFAULT_OP) -> str:
     """The seeds' entry in the solver cache."""
-    return f"seeds-{revision}" if op == ops.DEFAULT_OP else f"seeds-{op}-{revision}"
+    return f"seeds-{revision}" if op == registry.DEFAULT_OP else f"seeds-{op}-{revision}"
 
 
-def seed_cases(revision: str, stopped=lambda: False, op: str = ops.DEFAULT_OP) -> list[Case]:
+def seed_cases(revision: str, stopped=lambda: False, op: str = registry.DEFAULT_OP) -> list[Case]:
     """The witnesses, then the band cases: from the disk cache, else solved whole (unless
     ``stopped()``: a signal must not wait for the solver, and that answer is not stored)."""
     # The cache is keyed by convcheck's sources: an op of another package is solved anew.
-    outside = not type(ops.get(op)).__module__.startswith("convcheck.")
+    outside = not type(registry.get(op)).__module__.startswith("convcheck.")
     return cache.solved(
         name(revision, op),
         lambda: solve(revision, stopped, op),
         lambda cases: [c.to_json() for c in cases],
-        lambda data: [Case.from_json(c, op) for c in data],
+        lambda data: [registry.case_from_json(c, op) for c in data],
         fresh=outside,
     )
 
 
-def solve(revision: str, stopped=lambda: False, op: str = ops.DEFAULT_OP):
+def solve(revision: str, stopped=lambda: False, op: str = registry.DEFAULT_OP):
     """The cases, and whether the solving finished (not stopped)."""
     witnessed: set[tuple[str, str]] = set()
     solved: set[tuple[str, int]] = set()
     witnesses: list[Case] = []
     bands: list[Case] = []
-    for shape in ops.get(op).seed_shapes(revision):
+    for shape in registry.get(op).seed_shapes(revision):
         for path in explore(revision, shape, limits.CHEAP):
             if stopped():
                 return witnesses + bands, False

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from convcheck import corpus
-from convcheck.case import Case
+from convcheck import corpus, registry
 from convcheck.cli import main
 from convcheck.ops.convolution import upstream
 
@@ -42,7 +41,7 @@ def case(**changes):
         "groups": 1,
     }
     fields.update(changes)
-    return Case.from_json(fields)
+    return registry.case_from_json(fields)
 
 
 def test_one_test_per_kernel_entry_asserting_the_fixed_verdict():

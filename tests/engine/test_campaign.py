@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from convcheck import engines, ops
+from convcheck import engines, registry
 from convcheck.campaign import FIRST_BATCH, Budget, Campaign
 from convcheck.findings import Finding, FindingKind
 
@@ -72,7 +72,7 @@ def test_atheris_starts_from_valid_calls_that_show_no_finding(revision):
     pytest.importorskip("torch")
     from convcheck.judges import Judges
 
-    seeds = list(ops.get().valid_cases())
+    seeds = list(registry.get().valid_cases())
     assert len({c.input.rank for c in seeds}) == 2 and any(c.transposed for c in seeds)
     with Judges(revision, jobs=1) as judges:
         judged = judges.judge(seeds)
@@ -83,7 +83,6 @@ def test_atheris_starts_from_valid_calls_that_show_no_finding(revision):
 
 def test_the_seeds_are_not_the_bundled_examples():
     from convcheck.campaign import example_cases
-    from convcheck.case import Case
 
-    examples = {Case.loads(p.read_text()) for p in example_cases()}
-    assert not examples & set(ops.get().valid_cases())
+    examples = {registry.loads_case(p.read_text()) for p in example_cases()}
+    assert not examples & set(registry.get().valid_cases())

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from builders import conv, conv_t, groups_overflow, groups_overflow_by_hand, t
 
-from convcheck import model, shrink
+from convcheck import model, registry, shrink
 from convcheck.case import Case
 from convcheck.findings import findings
 from convcheck.fixedint import INT64_MAX
@@ -205,7 +205,7 @@ def test_groups_overflow_shrinks_to_hand_minimal_within_the_default_budget():
 
 
 def test_the_bundled_groups_overflow_example_shrinks_to_the_same_case():
-    case = Case.from_json(
+    case = registry.case_from_json(
         json.loads((EXAMPLES / "groups_overflow_before_validation.json").read_text())
     )
     small = minimize(case, keeps(("ordering", "bias_shape.groups_mul")), 600)

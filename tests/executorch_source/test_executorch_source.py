@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from convcheck import campaign, engines, model
-from convcheck.case import Case
+from convcheck import campaign, engines, model, registry
 from convcheck.cli import main
 from convcheck.ops.convolution.executorch_target import logs
 from convcheck.ops.convolution.known_bugs import LEGACY_BUG_CLASSES, bug_class
@@ -48,7 +47,7 @@ def float_conv(input, weight, out):
     def tensor(sizes):
         return {"sizes": sizes, "dtype": "float32"}
 
-    return Case.from_json(
+    return registry.case_from_json(
         {
             "input": tensor(input),
             "weight": tensor(weight),
@@ -96,7 +95,7 @@ def test_a_source_log_line_names_its_function_and_check():
 
 
 def test_the_model_predicts_the_stride_overflow_and_current_rejects_it():
-    case = Case.from_json(json.loads(EXAMPLE.read_text()))
+    case = registry.case_from_json(json.loads(EXAMPLE.read_text()))
     legacy = model.classify(case, "legacy")[0]
     predicted = model.predict(legacy, with_loops=False)
     assert (predicted.crash_kind, predicted.crash_site) == (
@@ -131,7 +130,7 @@ def test_target_builds_once(library):
     ],
 )
 def test_the_real_kernel_crashes_where_the_model_says(library, example, entry, label):
-    case = Case.from_json(json.loads((EXAMPLES / example).read_text()))
+    case = registry.case_from_json(json.loads((EXAMPLES / example).read_text()))
     judgement, found = on_checkout(case)
     assert "dim_order_to_stride_nocheck" in getattr(judgement, entry).crash_site
     assert [bug_class(f.signature) for f in found] == [label]

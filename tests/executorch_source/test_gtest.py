@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from convcheck import corpus
-from convcheck.case import Case
+from convcheck import corpus, registry
 from convcheck.cli import main
 from convcheck.export import gtest_file
 from convcheck.ops.convolution import upstream
@@ -42,7 +41,7 @@ VALID = dict(
 
 def test_the_int32_stride_tests_fail_by_a_sanitizer_report_and_a_valid_call_passes(tmp_path):
     tests = tmp_path / "tests.cpp"
-    valid = upstream.gtest(Case.from_json(VALID), "valid", "none", None)
+    valid = upstream.gtest(registry.case_from_json(VALID), "valid", "none", None)
     tests.write_text(gtest_file([corpus.load(p) for p in INT32_STRIDES]) + valid)
     out, err = io.StringIO(), io.StringIO()
     code = main(["target", "executorch", "--source", SOURCE, "--gtest", str(tests)], out, err)

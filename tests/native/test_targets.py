@@ -10,13 +10,15 @@ import importlib
 import pytest
 from builders import conv
 
-from convcheck import ops, targets
+from convcheck import registry, targets
 from convcheck.errors import ConvcheckError
 from convcheck.judges import Judges
 from convcheck.outcome import ACCEPT
 
-CONVOLUTION = ops.get("convolution").targets
-MODULES = sorted({targets.LIBRARY, *(m for o in ops.names() for m in ops.get(o).targets.values())})
+CONVOLUTION = registry.get("convolution").targets
+MODULES = sorted(
+    {targets.LIBRARY, *(m for o in registry.names() for m in registry.get(o).targets.values())}
+)
 
 
 @pytest.mark.parametrize("module", MODULES)

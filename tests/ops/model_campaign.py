@@ -1,7 +1,7 @@
 """A seeded campaign of the model alone (model and exact arithmetic: no kernel, no torch)
 on one op, as the ops' own tests run it, and the bug class each finding shows."""
 
-from convcheck import engines, ops
+from convcheck import engines, registry
 from convcheck.campaign import Budget, Campaign
 from convcheck.judges import Judges
 
@@ -17,7 +17,7 @@ def campaign(op, revision, cases=3000, seed=1):
 
 def classes(op, found):
     """Each finding's class by its key; a finding of no known class is a test failure."""
-    named = {key: ops.get(op).bug_class(f.signature) for key, f in found.items()}
+    named = {key: registry.get(op).bug_class(f.signature) for key, f in found.items()}
     assert None not in named.values(), named
     return named
 
@@ -29,7 +29,7 @@ def predicted_crashes(op, revision, cases=3000, seed=1):
     from convcheck import model
     from convcheck.generate import RandomSource
 
-    the_op, src = ops.get(op), RandomSource(seed)
+    the_op, src = registry.get(op), RandomSource(seed)
     found = set()
     for _ in range(cases):
         case = the_op.build_case(src, small=True)

@@ -11,8 +11,8 @@ import math
 import pytest
 from model_campaign import campaign, classes
 
-from convcheck import model, ops
-from convcheck.case import Case, TensorSpec
+from convcheck import model, registry
+from convcheck.case import TensorSpec
 from convcheck.generate import RandomSource
 from convcheck.ops.constant_pad_nd.case import ConstantPadNdCase
 from convcheck.ops.constant_pad_nd.differences import INTENTIONAL
@@ -20,7 +20,7 @@ from convcheck.ops.constant_pad_nd.generate import build_case, valid_cases
 from convcheck.ops.constant_pad_nd.known_bugs import LEGACY_BUG_CLASSES
 from convcheck.ops.constant_pad_nd.torch_checks import check_path, normalize
 
-OP = ops.get("constant_pad_nd")
+OP = registry.get("constant_pad_nd")
 
 
 def pad(sizes=(1,), pads=(1, 1), value=0, dtype="float32"):
@@ -31,9 +31,9 @@ def pad(sizes=(1,), pads=(1, 1), value=0, dtype="float32"):
 
 
 def test_it_is_registered_and_reads_its_json():
-    assert ops.op_of(pad()) is OP
+    assert registry.op_of(pad()) is OP
     case = pad((2, 3), (2**62, 2**62), -5, "uint8")
-    assert Case.loads(case.dumps(), op="constant_pad_nd") == case
+    assert registry.loads_case(case.dumps(), op="constant_pad_nd") == case
 
 
 @pytest.mark.parametrize(

@@ -9,12 +9,12 @@ grad_bias writes live in the loops and are the model's prediction of a sanitized
 import pytest
 from model_campaign import campaign, classes, predicted_crashes
 
-from convcheck import model, ops
-from convcheck.case import Case, TensorSpec
+from convcheck import model, registry
+from convcheck.case import TensorSpec
 from convcheck.ops.convolution import legacy as convolution
 from convcheck.ops.convolution_backward.case import ConvolutionBackwardCase
 
-OP = ops.get("convolution_backward")
+OP = registry.get("convolution_backward")
 
 
 def backward(weight=(2, 1, 2, 2), bias=(2,), given=True, grad_bias=(2,), mask=(1, 1, 1), **kw):
@@ -37,8 +37,8 @@ def sanitized(case, revision):
 
 def test_it_is_registered_and_reads_its_json():
     case = backward(mask=(1,))
-    assert ops.op_of(case) is OP
-    assert Case.loads(case.dumps(), op="convolution_backward") == case
+    assert registry.op_of(case) is OP
+    assert registry.loads_case(case.dumps(), op="convolution_backward") == case
 
 
 def test_convolutions_steps_are_run_not_copied():

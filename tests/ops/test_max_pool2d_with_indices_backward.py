@@ -10,8 +10,8 @@ them on ``legacy`` and never on ``current``.
 import pytest
 from model_campaign import campaign, classes, predicted_crashes
 
-from convcheck import model, ops
-from convcheck.case import Case, TensorSpec
+from convcheck import model, registry
+from convcheck.case import TensorSpec
 from convcheck.generate import RandomSource
 from convcheck.ops.max_pool2d_with_indices_backward.case import MaxPoolBackwardCase
 from convcheck.ops.max_pool2d_with_indices_backward.differences import INTENTIONAL
@@ -23,7 +23,7 @@ from convcheck.ops.max_pool2d_with_indices_backward.torch_checks import (
     real_outcome,
 )
 
-OP = ops.get("max_pool2d_with_indices_backward")
+OP = registry.get("max_pool2d_with_indices_backward")
 
 
 def backward(
@@ -61,8 +61,8 @@ def sanitized(case, revision):
 
 def test_it_is_registered_and_reads_its_json():
     case = backward(at=3, value=-5)
-    assert ops.op_of(case) is OP
-    assert Case.loads(case.dumps(), op="max_pool2d_with_indices_backward") == case
+    assert registry.op_of(case) is OP
+    assert registry.loads_case(case.dumps(), op="max_pool2d_with_indices_backward") == case
 
 
 @pytest.mark.parametrize(

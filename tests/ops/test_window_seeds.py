@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("z3")
 
-from convcheck import ops  # noqa: E402
+from convcheck import registry  # noqa: E402
 from convcheck.campaign import Budget, Campaign  # noqa: E402
 from convcheck.engines import random  # noqa: E402
 from convcheck.judges import Judges  # noqa: E402
@@ -21,12 +21,12 @@ from convcheck.solver.seeds import seed_cases  # noqa: E402
 @pytest.fixture(scope="module", autouse=True)
 def solvable_window():
     sys.path.insert(0, str(Path(__file__).parents[1] / "solver"))
-    added = "solvable_window" not in ops.OPS
-    ops.register("solvable_window", "solvable_window:OP")
+    added = "solvable_window" not in registry.OPS
+    registry.register("solvable_window", "solvable_window:OP")
     yield
     if added:
-        del ops.OPS["solvable_window"]
-    ops.get.cache_clear()
+        del registry.OPS["solvable_window"]
+    registry.get.cache_clear()
 
 
 def found(cases: int, solved: bool) -> set[str]:

@@ -13,7 +13,7 @@ import pytest
 from window_op import WindowCase
 from window_torch import StandInTorch, max_pool1d
 
-from convcheck import engines, ops
+from convcheck import engines, registry
 from convcheck.campaign import Budget, Campaign
 from convcheck.case import TensorSpec
 from convcheck.errors import ConvcheckError
@@ -24,10 +24,10 @@ from convcheck.outcome import ACCEPT
 
 @pytest.fixture(scope="module", autouse=True)
 def judged_window():
-    ops.register("judged_window", "window_torch:OP")
-    yield ops.get("judged_window")
-    del ops.OPS["judged_window"]
-    ops.get.cache_clear()
+    registry.register("judged_window", "window_torch:OP")
+    yield registry.get("judged_window")
+    del registry.OPS["judged_window"]
+    registry.get.cache_clear()
 
 
 def call(sizes=(1, 1, 5), kernel=(3,), stride=(1,), dtype="float32"):

@@ -8,7 +8,7 @@ from types import MappingProxyType
 
 from window_op import Window
 
-from convcheck.ops import NativeKernel
+from convcheck.registry import NativeKernel
 
 KERNEL = NativeKernel(
     directory=Path(__file__).resolve().parent / "window_native",

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from convcheck import ops
+from convcheck import registry
 from convcheck.case import Case, TensorSpec
 from convcheck.fixedint import INT32_MAX, Arith
 from convcheck.frozen import frozen
 from convcheck.generate import Source, param_list, size
-from convcheck.model.steps import Reject, Revision
 from convcheck.schema import int_list, tensor
+from convcheck.steps import Reject, Revision
 
 
 @frozen
@@ -108,7 +108,7 @@ def build_case(src: Source, small: bool = False) -> WindowCase:
     )
 
 
-class Window(ops.Op):
+class Window(registry.Op):
     name = "window"
     case_type = WindowCase
     revisions = MappingProxyType(
@@ -120,7 +120,6 @@ class Window(ops.Op):
         }
     )
     build_case = staticmethod(build_case)
-    rare = ()
 
 
 OP = Window()

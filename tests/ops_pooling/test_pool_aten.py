@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from convcheck import model, ops
+from convcheck import model, registry
 from convcheck.case import TensorSpec
 from convcheck.generate import RandomSource
 from convcheck.ops.pooling import aten
@@ -28,11 +28,11 @@ OPS = ("avg_pool2d", "max_pool2d_with_indices")
 
 _CHILD = """
 import json, sys
-from convcheck.case import Case
+from convcheck import registry
 from convcheck.ops.pooling import aten
 for line in sys.stdin:
     op, text = line.split("\\t", 1)
-    outcome = aten.call_torch(Case.loads(text, op=op), op)
+    outcome = aten.call_torch(registry.loads_case(text, op=op), op)
     print(json.dumps(outcome.describe()), flush=True)
 """
 
@@ -72,7 +72,7 @@ def small(case):
 
 def generated(op, count, seed):
     src = RandomSource(seed)
-    return [small(ops.get(op).build_case(src)) for _ in range(count)]
+    return [small(registry.get(op).build_case(src)) for _ in range(count)]
 
 
 # Real torch allocates what it accepts: a larger output is compared by the path alone.

@@ -6,7 +6,7 @@ each finding names its class, and current finds nothing."""
 
 import pytest
 
-from convcheck import engines, ops
+from convcheck import engines, registry
 from convcheck.campaign import Budget, Campaign
 from convcheck.judges import Judges
 
@@ -40,7 +40,7 @@ def campaign(op, revision, cases, seed=1):
 @pytest.mark.parametrize("op", sorted(MODEL_VISIBLE))
 def test_legacy_finds_every_model_visible_class(op):
     found = campaign(op, "legacy", 6000)
-    classes = {f.key: ops.get(op).bug_class(f.signature) for f in found}
+    classes = {f.key: registry.get(op).bug_class(f.signature) for f in found}
     assert None not in classes.values(), classes
     assert set(classes.values()) == MODEL_VISIBLE[op], classes
 

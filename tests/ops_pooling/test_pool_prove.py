@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("z3")
 
-from convcheck import model, ops  # noqa: E402
+from convcheck import model, registry  # noqa: E402
 from convcheck.solver import prove  # noqa: E402
 from convcheck.solver.explore import default_ranks, shapes  # noqa: E402
 from convcheck.solver.symbolic import PROVEN, WITNESS  # noqa: E402
@@ -67,7 +67,7 @@ def test_legacy_witnesses_each_ub_class(op):
         ]
     report = _prove(op, "legacy", *only)
     witnessed = {
-        ops.get(op).bug_class(("crash", s.kind, model.site_family(s.site)))
+        registry.get(op).bug_class(("crash", s.kind, model.site_family(s.site)))
         for s in report.sites
         if s.undefined and s.status == WITNESS
     }

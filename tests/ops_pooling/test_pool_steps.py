@@ -7,8 +7,7 @@ to the measured reports, and current to ATen's check path (``pooling.aten``)."""
 import pytest
 from pool_builders import avg, max_pool
 
-from convcheck import model, ops
-from convcheck.case import Case
+from convcheck import model, registry
 from convcheck.ops.pooling import aten
 from convcheck.ops.pooling.work import loop_work, work_past_limit
 
@@ -129,19 +128,19 @@ def test_int64_min_over_minus_1_is_not_the_models_to_see():
     case = avg((1, 1, 1, 1), (1, 1), divisor=-1, dtype="int64")
     assert kernel(case, "legacy") == "accept [1, 1, 1, 1]"
     assert (
-        ops.get("avg_pool2d").bug_class(("crash", "signed-integer-overflow", "loops.divide"))
+        registry.get("avg_pool2d").bug_class(("crash", "signed-integer-overflow", "loops.divide"))
         == "INT64_MIN / -1 with divisor_override"
     )
 
 
 @pytest.mark.parametrize("case", [avg(divisor=-1, ceil_mode=True), max_pool(dilation=(2, 1))])
 def test_the_json_form_is_read_off_the_declaration(case):
-    assert Case.loads(case.dumps(), op=case.OP) == case
-    assert ops.op_of(case).name == case.OP
+    assert registry.loads_case(case.dumps(), op=case.OP) == case
+    assert registry.op_of(case).name == case.OP
 
 
 def test_a_case_line_names_the_window():
-    line = ops.get("avg_pool2d").describe_case(avg(stride=(INT64_MIN,), divisor=2**62))
+    line = registry.get("avg_pool2d").describe_case(avg(stride=(INT64_MIN,), divisor=2**62))
     assert (
         line
         == "in=f32[1,1,4,4] out=f32[1,1,1,1] k=[2,2] s=[-2^63] p=[0] count_include_pad divisor=2^62"

@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from convcheck.ops import TensorSkeleton
+from convcheck.registry import TensorSkeleton
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "ops"))
 from window_op import Window  # noqa: E402

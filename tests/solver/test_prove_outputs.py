@@ -72,7 +72,7 @@ def test_sarif_puts_a_witness_at_the_c_line_the_sanitizer_named():
     report = prove("legacy", only=[Shape(3, False, "float32")])
     with Judges("legacy", jobs=1, use_torch=False) as judges:
         judge_witnesses(report, judges)
-    results = json.loads(formats.sarif(report))["runs"][0]["results"]
+    results = json.loads(formats.sarif(report, KERNEL))["runs"][0]["results"]
     junit = ET.fromstring(formats.junit_xml(report))
     assert int(junit.get("failures")) == len(results) > 0
     overflow = next(r for r in results if "bias_shape.groups_mul" in r["message"]["text"])

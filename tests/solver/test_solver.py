@@ -10,12 +10,12 @@ from engine_campaign import EngineCampaign  # noqa: E402
 
 from convcheck import cli, model  # noqa: E402
 from convcheck.fixedint import DIVISION_BY_ZERO, SIGNED_OVERFLOW, Wrapping  # noqa: E402
-from convcheck.model.steps import run_steps  # noqa: E402
 from convcheck.ops.convolution.solving import ConvolutionShape as Shape  # noqa: E402
 from convcheck.solver import band_cases, limits, prove  # noqa: E402
 from convcheck.solver.concrete import Assignment  # noqa: E402
 from convcheck.solver.explore import explore  # noqa: E402
 from convcheck.solver.symbolic import NUMEL_OVERFLOW, PROVEN, WITNESS, Path  # noqa: E402
+from convcheck.steps import run_steps  # noqa: E402
 
 
 def site(report, name, kind):
@@ -122,9 +122,9 @@ def test_prove_rejects_an_unknown_revision():
 def test_legacy_witnesses_cover_every_crash_overflow_and_ordering_class():
     """The done-when of the solver: each such class of known_bugs has a witness from prove,
     as the judges (model and sanitized kernel) classify it."""
+    from convcheck.engines.solver import solved_shapes
     from convcheck.judges import Judges
     from convcheck.ops.convolution.known_bugs import LEGACY_BUG_CLASSES, bug_class
-    from convcheck.solver.engine import solved_shapes
     from convcheck.solver.prove import solved_report
 
     # The solver engine's own solve (its cases are these witnesses): solved once, cached.
@@ -150,7 +150,7 @@ def test_legacy_witnesses_cover_every_crash_overflow_and_ordering_class():
 
 @pytest.mark.slow  # solving legacy: 10 to 100 s
 def test_solver_engine_submits_witnesses_before_sampling():
-    from convcheck.solver.engine import explore
+    from convcheck.engines.solver import explore
     from convcheck.solver.seeds import seed_cases
 
     campaign = EngineCampaign("legacy", cases=1000)

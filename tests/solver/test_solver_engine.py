@@ -28,8 +28,8 @@ class _Recording(Campaign):
 @pytest.mark.slow  # solving legacy (sites, bands, against torch): 13 minutes at load 6
 def test_every_legacy_class_is_found_before_any_sampled_case():
     pytest.importorskip("torch")
+    from convcheck.engines.solver import first_cases
     from convcheck.judges import Judges
-    from convcheck.solver.engine import first_cases
 
     solved = len(first_cases("legacy"))
     with Judges("legacy", use_torch=True) as judges:

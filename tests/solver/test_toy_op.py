@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("z3")
 
-from convcheck import cli, ops  # noqa: E402
+from convcheck import cli, registry  # noqa: E402
 from convcheck.fixedint import DIVISION_BY_ZERO  # noqa: E402
 from convcheck.solver import prove  # noqa: E402
 from convcheck.solver.explore import default_ranks, shapes  # noqa: E402
@@ -20,13 +20,13 @@ from convcheck.solver.symbolic import PROVEN, WITNESS  # noqa: E402
 def toy():
     # The witnesses are WindowCases: the toy itself must be known too (tests/ops may
     # have made it known already, for the whole session).
-    added = [n for n in ("window", "solvable_window") if n not in ops.OPS]
-    ops.register("window", "window_op:OP")
-    ops.register("solvable_window", "solvable_window:OP")
+    added = [n for n in ("window", "solvable_window") if n not in registry.OPS]
+    registry.register("window", "window_op:OP")
+    registry.register("solvable_window", "solvable_window:OP")
     yield
     for name in added:
-        del ops.OPS[name]
-    ops.get.cache_clear()
+        del registry.OPS[name]
+    registry.get.cache_clear()
 
 
 def _prove(revision):

@@ -1,25 +1,17 @@
-"""``avg_pool2d.out``: ExecuTorch's portable average pooling (issue 29).
-
-Its case type, its revisions (``legacy``: the kernel as it is; ``current``: fixed, read
-with ``docs/checks-pooling.md``), its construction and its known bug classes; what it
-shares with ``max_pool2d_with_indices`` is in ``convcheck.ops.pooling``.
+"""``avg_pool2d.out``, ExecuTorch's portable average pooling (issue 29): stride unchecked,
+a pool size that overflows with ``count_include_pad``, ``divisor_override`` dividing
+INT64_MIN by -1. Its model revisions, case type, construction and bug classes are its
+own modules; what it shares with max pooling is ``convcheck.ops.pooling``'s.
 """
 
 from __future__ import annotations
 
-from convcheck.ops import Op
 from convcheck.ops.avg_pool2d import current, known_bugs, legacy
 from convcheck.ops.avg_pool2d.case import AvgPool2dCase
 from convcheck.ops.avg_pool2d.generate import build_case
-from convcheck.ops.pooling.op import PoolOp, revisions
+from convcheck.ops.pooling.op import PoolOp
+from convcheck.registry import Op
 
-
-class AvgPool2d(PoolOp):
-    name = "avg_pool2d"
-    case_type = AvgPool2dCase
-    revisions = revisions(legacy, current)
-    build_case = staticmethod(build_case)
-    classes = known_bugs.LEGACY_BUG_CLASSES
-
-
-OP: Op = AvgPool2d()  # annotated: mypy holds it to the protocol
+OP: Op = PoolOp(
+    "avg_pool2d", AvgPool2dCase, build_case, known_bugs.LEGACY_BUG_CLASSES, (legacy, current)
+)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from convcheck.case import contiguous_order
 from convcheck.fixedint import Arith
-from convcheck.model.steps import Reject
 from convcheck.ops.pooling.checks import (
     Call,
     dim_orders,
@@ -24,6 +23,7 @@ from convcheck.ops.pooling.checks import (
     resize_out,
 )
 from convcheck.ops.pooling.legacy import kernel_size, output_sizes, padding, pool_size, stride
+from convcheck.steps import Reject
 
 
 def divisor_override(call: Call, a: Arith) -> None:

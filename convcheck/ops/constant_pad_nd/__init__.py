@@ -8,12 +8,12 @@ solver's shapes. No C kernel of its own yet: the model and torch judge it.
 
 from __future__ import annotations
 
-from convcheck.ops import Op
 from convcheck.ops.constant_pad_nd import current, known_bugs, legacy, solving
 from convcheck.ops.constant_pad_nd.case import ConstantPadNdCase
 from convcheck.ops.constant_pad_nd.checks import Call
 from convcheck.ops.constant_pad_nd.generate import build_case, valid_cases
 from convcheck.ops.convolution import revisions_of
+from convcheck.registry import Op
 
 
 class ConstantPadNd(Op):
@@ -22,7 +22,6 @@ class ConstantPadNd(Op):
     revisions = revisions_of(Call, legacy, current)
 
     build_case = staticmethod(build_case)
-    rare = ()
     solver_shapes = staticmethod(solving.solver_shapes)
     default_ranks = staticmethod(solving.default_ranks)
     bug_class = staticmethod(known_bugs.bug_class)

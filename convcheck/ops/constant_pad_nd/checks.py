@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from convcheck.case import TensorSpec
 from convcheck.fixedint import Arith
-from convcheck.model.steps import Reject
 from convcheck.ops.constant_pad_nd.case import ConstantPadNdCase
-from convcheck.ops.convolution.checks import resize_out as numel_fits
+from convcheck.ops.convolution.checks import numel_fits
+from convcheck.steps import Reject
 
 # The integral dtypes' ranges; float16 is the one floating type an int64 can overflow.
 _INT_RANGES = {
@@ -81,4 +81,4 @@ def resize_out(call: Call, a: Arith) -> None:
     convolution op's step, which meets only sizes already known non-negative)."""
     if any(s < 0 for s in call.out_sizes):
         raise Reject("out.resize")
-    numel_fits(call, a)  # type: ignore[arg-type]
+    numel_fits(call.out_sizes, a, "resize_out", "out.resize")

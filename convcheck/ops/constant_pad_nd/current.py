@@ -11,11 +11,11 @@ returns before the loops, whose guards then never fire: out has the size they wa
 from __future__ import annotations
 
 from convcheck.fixedint import INT32_MAX, INT32_MIN, Arith
-from convcheck.model.steps import Reject
 from convcheck.ops.constant_pad_nd import checks, legacy
 from convcheck.ops.constant_pad_nd.checks import Call, value_overflows
 from convcheck.ops.convolution.checks import empty_out
 from convcheck.ops.convolution.current import out_strides
+from convcheck.steps import Reject
 
 
 def pad_range(call: Call, a: Arith) -> None:

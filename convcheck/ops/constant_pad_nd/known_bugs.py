@@ -1,7 +1,7 @@
 """The bug classes of ``legacy`` that issue 30 and the measured reproducers
 (``shared/reference/executorch-windowed-ops.md``) name, as the signatures that show each."""
 
-from convcheck.ops import class_of
+from convcheck.registry import class_of
 
 LEGACY_BUG_CLASSES: dict[str, list[tuple[str, ...]]] = {
     # kernel_ops_util.cpp:640, ``size += before + after``: two int64 additions.

@@ -12,7 +12,6 @@ that is smaller than the padding asks for.
 from __future__ import annotations
 
 from convcheck.fixedint import Arith
-from convcheck.model.steps import Reject
 from convcheck.ops.constant_pad_nd.checks import (
     Call,
     dtypes,
@@ -25,6 +24,7 @@ from convcheck.ops.convolution.checks import out_strides
 
 # ``tensors_have_same_dim_order`` of two tensors, as convolution calls it.
 from convcheck.ops.convolution.legacy import same_dim_order
+from convcheck.steps import Reject
 
 
 def pad_range(call: Call, a: Arith) -> None:

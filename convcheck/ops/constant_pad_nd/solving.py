@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from convcheck.ops import SYMBOLIC, TensorSkeleton
+from convcheck.registry import SYMBOLIC, TensorSkeleton
 
 DTYPES = ("float32", "uint8")
 

@@ -12,8 +12,6 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType, ModuleType
 from typing import Any
 
-from convcheck.model.steps import Revision
-from convcheck.ops import Op
 from convcheck.ops.convolution import current, known_bugs, legacy, report, shrink, solving
 from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.checks import Call
@@ -24,6 +22,8 @@ from convcheck.ops.convolution.generate import (
     valid_cases,
 )
 from convcheck.ops.convolution.native import KERNEL
+from convcheck.registry import Op
+from convcheck.steps import Revision
 from convcheck.torch_mapping import TorchJudge, TorchMapping
 
 

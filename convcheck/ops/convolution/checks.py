@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from convcheck.case import TensorSpec, channels_last_order, contiguous_order
 from convcheck.fixedint import Arith
-from convcheck.model.steps import Accept, Reject, either
 from convcheck.ops.convolution.case import ConvolutionCase
+from convcheck.steps import Accept, Reject, either
 
 
 class Call:
@@ -94,14 +94,19 @@ def output_size_valid(call: Call, a: Arith) -> None:
         raise Reject("output.invalid")
 
 
-def resize_out(call: Call, a: Arith) -> None:
-    """The tensor library refuses sizes whose element count does not fit its ssize_t."""
+def numel_fits(sizes: Sequence[int], a: Arith, site: str, check: str) -> None:
+    """The tensor library refuses sizes whose element count does not fit its ssize_t
+    (with ``check``); the multiply by dim d is site ``<site>.numel_mul<d>``."""
     numel = 1
-    for d, size in enumerate(call.out_sizes):
-        product = a.mul_checked_i64(numel, size, f"resize_out.numel_mul{d}")
+    for d, size in enumerate(sizes):
+        product = a.mul_checked_i64(numel, size, f"{site}.numel_mul{d}")
         if product is None:
-            raise Reject("out.resize")
+            raise Reject(check)
         numel = product
+
+
+def resize_out(call: Call, a: Arith) -> None:
+    numel_fits(call.out_sizes, a, "resize_out", "out.resize")
 
 
 def int32_strides(sizes: Sequence[int], order: Sequence[int], a: Arith, site: str) -> None:

@@ -2,7 +2,7 @@
 the finding signatures that show each. Quality tests and benchmarks measure the fuzzer by
 whether, and how fast, it rediscovers them."""
 
-from convcheck.ops import class_of
+from convcheck.registry import class_of
 
 LEGACY_BUG_CLASSES: dict[str, list[tuple[str, ...]]] = {
     "wrong bias length accepted": [("missing-check", "bias.length")],

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from convcheck.ops import SYMBOLIC, TensorSkeleton
+from convcheck.registry import SYMBOLIC, TensorSkeleton
 
 # Where an input that passes a check has no bias, transposed or spatial dims to spare,
 # the witness is easier to read: configurations go simplest first.

@@ -6,12 +6,12 @@ no torch mapping, solver shapes or C kernel yet.
 
 from __future__ import annotations
 
-from convcheck.ops import Op
 from convcheck.ops.convolution import revisions_of
 from convcheck.ops.convolution_backward import current, known_bugs, legacy
 from convcheck.ops.convolution_backward.case import ConvolutionBackwardCase
 from convcheck.ops.convolution_backward.checks import Call
 from convcheck.ops.convolution_backward.generate import build_case
+from convcheck.registry import Op
 
 
 class ConvolutionBackward(Op):
@@ -19,7 +19,6 @@ class ConvolutionBackward(Op):
     case_type = ConvolutionBackwardCase
     revisions = revisions_of(Call, legacy, current)
     build_case = staticmethod(build_case)
-    rare = ()
     bug_class = staticmethod(known_bugs.bug_class)
 
 

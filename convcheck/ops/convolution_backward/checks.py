@@ -8,9 +8,9 @@ from __future__ import annotations
 import convcheck.ops.convolution.checks as conv
 from convcheck.case import TensorSpec
 from convcheck.fixedint import Arith
-from convcheck.model.steps import Reject
 from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution_backward.case import ConvolutionBackwardCase
+from convcheck.steps import Reject
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 GRADS = ("grad_input", "grad_weight", "grad_bias")
@@ -71,12 +71,7 @@ def resize_grad(call: Call, a: Arith, name: str, sizes: tuple[int, ...]) -> None
     t: TensorSpec = getattr(call.backward, name)
     if t.rank != len(sizes) or any(s < 0 for s in sizes):
         raise Reject(f"{name}.resize")
-    numel = 1
-    for d, size in enumerate(sizes):
-        product = a.mul_checked_i64(numel, size, f"resize.{name}.numel_mul{d}")
-        if product is None:
-            raise Reject(f"{name}.resize")
-        numel = product
+    conv.numel_fits(sizes, a, f"resize.{name}", f"{name}.resize")
     conv.int32_strides(sizes, t.order, a, f"resize.{name}.strides")
 
 

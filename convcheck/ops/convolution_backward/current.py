@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import convcheck.ops.convolution.current as conv
 from convcheck.fixedint import Arith
-from convcheck.model.steps import Reject
 from convcheck.ops.convolution_backward import checks, legacy
 from convcheck.ops.convolution_backward.checks import Call, resize_grad
+from convcheck.steps import Reject
 
 
 def output_mask(call: Call, a: Arith) -> None:

@@ -1,8 +1,8 @@
 """The bug classes of ``legacy`` that issue 30 and the measured reproducers name, as the
 signatures that show each (convolution's classes it calls into keep convolution's names)."""
 
-from convcheck.ops import class_of
 from convcheck.ops.convolution.known_bugs import LEGACY_BUG_CLASSES as CONVOLUTION
+from convcheck.registry import class_of
 
 _SHARED = (
     "groups = 0",

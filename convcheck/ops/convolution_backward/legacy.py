@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import convcheck.ops.convolution.legacy as conv
 from convcheck.fixedint import Arith
-from convcheck.model.steps import Reject
 from convcheck.ops.convolution_backward.checks import (
     GRADS,
     Call,
@@ -19,6 +18,7 @@ from convcheck.ops.convolution_backward.checks import (
     own_args,
     resize_grad,
 )
+from convcheck.steps import Reject
 
 
 def output_mask(call: Call, a: Arith) -> None:

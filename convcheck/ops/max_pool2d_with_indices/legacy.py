@@ -14,7 +14,6 @@ however far it reaches past the input (``convcheck.ops.pooling.work``).
 from __future__ import annotations
 
 from convcheck.fixedint import Arith
-from convcheck.model.steps import Reject
 from convcheck.ops.pooling.checks import (
     Call,
     dim_orders,
@@ -27,6 +26,7 @@ from convcheck.ops.pooling.checks import (
     resize_out,
 )
 from convcheck.ops.pooling.legacy import dilation, kernel_size, output_sizes, padding, stride
+from convcheck.steps import Reject
 
 
 def dtype_switch(call: Call, a: Arith) -> None:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from convcheck.ops import Op
 from convcheck.ops.convolution import revisions_of
 from convcheck.ops.max_pool2d_with_indices_backward import current, known_bugs, legacy, shrink
 from convcheck.ops.max_pool2d_with_indices_backward.case import MaxPoolBackwardCase
 from convcheck.ops.max_pool2d_with_indices_backward.checks import Call
 from convcheck.ops.max_pool2d_with_indices_backward.generate import build_case
+from convcheck.registry import Op
 
 
 class MaxPool2dWithIndicesBackward(Op):
@@ -22,7 +22,6 @@ class MaxPool2dWithIndicesBackward(Op):
     case_type = MaxPoolBackwardCase
     revisions = revisions_of(Call, legacy, current)
     build_case = staticmethod(build_case)
-    rare = ()
     bug_class = staticmethod(known_bugs.bug_class)
     shrink_passes = MappingProxyType(shrink.SHRINK_PASSES)
 

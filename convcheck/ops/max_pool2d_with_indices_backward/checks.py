@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from convcheck.case import TensorSpec
 from convcheck.fixedint import Arith
-from convcheck.model.steps import Reject
-from convcheck.ops.convolution.checks import is_default_or_channels_last, val_at
-from convcheck.ops.convolution.checks import resize_out as numel_fits
+from convcheck.ops.convolution.checks import is_default_or_channels_last, numel_fits, val_at
 from convcheck.ops.max_pool2d_with_indices_backward.case import MaxPoolBackwardCase
+from convcheck.ops.pooling.legacy import output_size
+from convcheck.steps import Reject
 
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
@@ -48,13 +48,6 @@ def dim_orders(call: Call, a: Arith) -> None:
         raise Reject("dim_order.grad_output")
 
 
-def input_shape(call: Call, a: Arith) -> None:
-    """3-D with every size positive, or 4-D with an optional empty batch."""
-    sizes = call.input.sizes
-    if not (len(sizes) == 3 and min(sizes) > 0) and not (len(sizes) == 4 and min(sizes[1:]) > 0):
-        raise Reject("input.shape")
-
-
 def check_list(
     name: str, values: tuple[int, ...], minimum: int, maximum: int | None, empty: bool
 ) -> None:
@@ -74,38 +67,15 @@ def padding_half_kernel(call: Call) -> None:
             raise Reject("padding.gt_half_kernel")
 
 
-def pool_size(a: Arith, site: str, n: int, k: int, p: int, s: int, d: int, ceil_mode: bool) -> int:
-    """``_kernel_output_size_helper``, regular, with ceil mode: the input size is a
-    ``size_t``, so its ``+``/``-`` are unsigned and the int64 operands converted; the
-    quotient and the ceil-mode correction are int64.
-
-    (The forward max pool's output size: the pooling ops compute the same, and should
-    share one copy of it.)"""
-    two_pad = a.mul_i64(2, p, f"{site}.two_pad")
-    dilated = a.mul_i64(d, a.sub_i64(k, 1, f"{site}.kernel_minus_1"), f"{site}.dilated_kernel")
-    t = a.add_u64(n, a.i64_to_u64(two_pad, f"{site}.two_pad_u"), f"{site}.plus_two_pad")
-    t = a.sub_u64(t, a.i64_to_u64(dilated, f"{site}.dilated_u"), f"{site}.minus_dilated")
-    t = a.sub_u64(t, 1, f"{site}.minus_1")
-    if ceil_mode:
-        extra = a.sub_i64(s, 1, f"{site}.stride_minus_1")
-        t = a.add_u64(t, a.i64_to_u64(extra, f"{site}.extra_u"), f"{site}.plus_extra")
-    numerator = a.u64_to_i64(t, f"{site}.numerator")
-    size = a.add_i64(a.div_i64(numerator, s, f"{site}.div_stride"), 1, f"{site}.plus_1")
-    if ceil_mode:
-        start = a.mul_i64(a.sub_i64(size, 1, f"{site}.last"), s, f"{site}.last_start")
-        if start >= a.add_i64(n, p, f"{site}.input_plus_pad"):
-            size = a.sub_i64(size, 1, f"{site}.drop_last")
-    return size
-
-
 def pool_sizes(call: Call, a: Arith) -> None:
-    """The forward output's sizes, stored into the int32 size type. An empty stride
+    """The forward output's sizes, as the forward max pool computes them
+    (``_kernel_output_size_helper``), stored into the int32 size type. An empty stride
     means the kernel size; an empty dilation 1."""
     case, sizes = call.case, call.input.sizes
     out = list(sizes[:-2])
     for i in range(2):
         k = val_at(case.kernel_size, i)
-        size = pool_size(
+        size = output_size(
             a,
             f"pool_sizes.dim{i}",
             sizes[len(sizes) - 2 + i],
@@ -137,10 +107,7 @@ def resize_grad_input(call: Call, a: Arith) -> None:
     if call.out.rank != call.input.rank:
         raise Reject("grad_input.resize")
     call.out_sizes = list(call.input.sizes)
-    try:
-        numel_fits(call, a)  # type: ignore[arg-type]
-    except Reject:
-        raise Reject("grad_input.resize") from None
+    numel_fits(call.out_sizes, a, "resize_out", "grad_input.resize")
 
 
 def dtype_switch(call: Call, a: Arith) -> None:

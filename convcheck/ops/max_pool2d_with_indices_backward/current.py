@@ -9,7 +9,6 @@ though torch does not check it)."""
 from __future__ import annotations
 
 from convcheck.fixedint import INT32_MAX, Arith
-from convcheck.model.steps import Reject
 from convcheck.ops.convolution.checks import val_at
 from convcheck.ops.convolution.current import out_strides
 from convcheck.ops.max_pool2d_with_indices_backward import legacy
@@ -19,6 +18,8 @@ from convcheck.ops.max_pool2d_with_indices_backward.checks import (
     index_values,
     indices_shape,
 )
+from convcheck.ops.pooling.current import output_size
+from convcheck.steps import Reject
 
 
 def params(call: Call, a: Arith) -> None:
@@ -40,28 +41,16 @@ def padding_both_dims(call: Call) -> None:
 
 
 def pool_sizes(call: Call, a: Arith) -> None:
-    """The output size in signed int64, exact by the bounds above, a negative numerator
-    refused (torch floors it to a size below 1; legacy's truncation made it 1)."""
+    """The forward's output size as ``current`` computes it (ATen's, in int64, exact by
+    the bounds above); a size below 1 is refused next, as legacy refuses it (legacy's
+    truncation made a negative numerator a size of 1; torch floors it)."""
     case, sizes = call.case, call.input.sizes
     out = list(sizes[:-2])
     for i in range(2):
-        site = f"pool_sizes.dim{i}"
-        n = sizes[len(sizes) - 2 + i]
         k = val_at(case.kernel_size, i)
         s, d, p = val_at(case.stride, i, k), val_at(case.dilation, i, 1), val_at(case.padding, i, 0)
-        dilated = a.mul_i64(d, a.sub_i64(k, 1, f"{site}.k_minus_1"), f"{site}.dilated")
-        t = a.add_i64(n, a.mul_i64(2, p, f"{site}.two_pad"), f"{site}.plus_two_pad")
-        t = a.sub_i64(a.sub_i64(t, dilated, f"{site}.minus_dilated"), 1, f"{site}.minus_1")
-        if case.ceil_mode:
-            t = a.add_i64(t, a.sub_i64(s, 1, f"{site}.stride_minus_1"), f"{site}.plus_extra")
-        if t < 0:
-            raise Reject("output.invalid")
-        size = a.add_i64(a.div_i64(t, s, f"{site}.div_stride"), 1, f"{site}.plus_1")
-        if case.ceil_mode:
-            start = a.mul_i64(a.sub_i64(size, 1, f"{site}.last"), s, f"{site}.last_start")
-            if start >= a.add_i64(n, p, f"{site}.input_plus_pad"):
-                size = a.sub_i64(size, 1, f"{site}.drop_last")
-        out.append(size)
+        n = sizes[len(sizes) - 2 + i]
+        out.append(output_size(a, f"pool_sizes.dim{i}", n, k, p, s, d, case.ceil_mode))
     call.pool_sizes = out
 
 
@@ -78,7 +67,6 @@ CHECKS = {
         "dilation.length",
         "dilation.range",
     ),
-    "pool_sizes": ("output.invalid",),
     "indices_shape": ("indices.sizes", "dim_order.indices"),
     "out_strides": ("output.stride_too_large",),
     "index_values": ("indices.range",),

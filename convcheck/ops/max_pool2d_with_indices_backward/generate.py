@@ -9,7 +9,7 @@ from convcheck.fixedint import Exact
 from convcheck.generate import LAYOUTS, Source, dim_order, dtype, edge_int64, param_list, size
 from convcheck.ops.convolution.checks import val_at
 from convcheck.ops.max_pool2d_with_indices_backward.case import MaxPoolBackwardCase
-from convcheck.ops.max_pool2d_with_indices_backward.checks import pool_size
+from convcheck.ops.pooling.legacy import output_size
 
 # Index values that break a kernel that trusts them (the 1000 and -5 among them).
 EDGE_INDICES = (-1, -2, -5, 1000)
@@ -37,7 +37,7 @@ def build_case(src: Source, small: bool = False) -> MaxPoolBackwardCase:
             s = val_at(stride, i, k)
             d, p = val_at(dilation, i, 1), val_at(padding, i, 0)
             if s != 0:
-                pooled[rank - 2 + i] = max(pool_size(Exact(), "gen", n, k, p, s, d, ceil_mode), 0)
+                pooled[rank - 2 + i] = max(output_size(Exact(), "gen", n, k, p, s, d, ceil_mode), 0)
     pooled = [min(s, 2**31 - 1) for s in pooled]
     indices = list(pooled)
     if indices and src.chance(0.08):

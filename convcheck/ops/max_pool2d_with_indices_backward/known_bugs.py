@@ -1,7 +1,7 @@
 """The bug classes of ``legacy`` that issue 30 and the measured reproducers name, as the
 signatures that show each."""
 
-from convcheck.ops import class_of
+from convcheck.registry import class_of
 
 
 def _at(*sites: str) -> list[tuple[str, ...]]:
@@ -31,7 +31,7 @@ LEGACY_BUG_CLASSES: dict[str, list[tuple[str, ...]]] = {
     "dilation unchecked": _at("dilated_kernel", "dilated_u"),
     # The size_t arithmetic of the output size wraps where the dilated kernel passes the
     # padded input (an unbounded kernel size or dilation), and the int64 it is read back as.
-    "output size wraps in size_t": _at("minus_dilated", "minus_1", "numerator", "plus_extra"),
+    "output size wraps in size_t": _at("minus_dilated", "minus_1", "numerator", "plus_ceil"),
     "output size past 32 bits": [("overflow", "pool_sizes.dim*.narrow")],
     # A numerator between -stride and 0 truncates to a size of 1 (torch floors: 0).
     "kernel larger than the padded input accepted": [("missing-check", "output.invalid")],

@@ -16,13 +16,13 @@ from convcheck.ops.max_pool2d_with_indices_backward.checks import (
     dtype_switch,
     dtypes,
     grad_output_shape,
-    input_shape,
     loops,
     padding_half_kernel,
     pool_size_valid,
     pool_sizes,
     resize_grad_input,
 )
+from convcheck.ops.pooling.checks import input_shape
 
 
 def params(call: Call, a: Arith) -> None:

@@ -8,7 +8,7 @@ from convcheck.case import TensorSpec
 from convcheck.fixedint import Exact
 from convcheck.ops.convolution.checks import val_at
 from convcheck.ops.max_pool2d_with_indices_backward.case import MaxPoolBackwardCase
-from convcheck.ops.max_pool2d_with_indices_backward.checks import pool_size
+from convcheck.ops.pooling.legacy import output_size
 from convcheck.shrink import Shrinker
 
 
@@ -23,7 +23,7 @@ def _pooled(case: MaxPoolBackwardCase, sizes: tuple[int, ...]) -> tuple[int, ...
         if rank < 2 or s == 0:
             return None
         d, p = val_at(case.dilation, i, 1), val_at(case.padding, i, 0)
-        out[rank - 2 + i] = pool_size(
+        out[rank - 2 + i] = output_size(
             Exact(), "shrink", sizes[rank - 2 + i], k, p, s, d, case.ceil_mode
         )
     return tuple(out)

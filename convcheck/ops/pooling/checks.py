@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from convcheck.case import Case, TensorSpec, channels_last_order, contiguous_order
 from convcheck.fixedint import Arith
-from convcheck.model.steps import Reject
-from convcheck.ops.convolution.checks import int32_strides, val_at
+from convcheck.ops.convolution.checks import int32_strides, numel_fits, val_at
+from convcheck.steps import Reject
 
 
 class Call:
@@ -87,12 +87,7 @@ def _resize(tensor: TensorSpec, sizes: list[int], a: Arith, name: str) -> None:
     the library's ssize_t; then it computes the new strides in its int32 stride type."""
     if tensor.rank != len(sizes):
         raise Reject(f"{name}.resize")
-    numel = 1
-    for d, size in enumerate(sizes):
-        product = a.mul_checked_i64(numel, size, f"resize_{name}.numel_mul{d}")
-        if product is None:
-            raise Reject(f"{name}.resize")
-        numel = product
+    numel_fits(sizes, a, f"resize_{name}", f"{name}.resize")
     int32_strides(sizes, tensor.order, a, f"{name}_strides")
 
 

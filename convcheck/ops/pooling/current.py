@@ -8,13 +8,13 @@ from collections.abc import Sequence
 
 from convcheck.case import TensorSpec
 from convcheck.fixedint import INT32_MAX, Arith
-from convcheck.model.steps import Reject
 from convcheck.ops.pooling.checks import (
     Call,
     resize_indices,
     resize_out,
     window,
 )
+from convcheck.steps import Reject
 
 
 def bounded_array(
@@ -48,28 +48,33 @@ def padding_half_kernel(call: Call, a: Arith) -> None:
 
 
 def output_sizes(call: Call, a: Arith) -> None:
-    """ATen's ``pooling_output_shape`` in int64, in range by the bounds above."""
+    """ATen's ``pooling_output_shape`` for each spatial dim, in range by the bounds above."""
     sizes = list(call.input.sizes[:-2])
     for i in range(2):
         k, s, p, d = window(call, i)
-        site = f"output_sizes.dim{i}"
         n = call.input.sizes[-2 + i]
-        padded = a.add_i64(n, a.mul_i64(2, p, f"{site}.two_pad"), f"{site}.padded")
-        span = a.mul_i64(d, a.sub_i64(k, 1, f"{site}.k_minus_1"), f"{site}.dilated")
-        numerator = a.sub_i64(a.sub_i64(padded, span, f"{site}.minus_dil"), 1, f"{site}.minus_1")
-        if call.ceil_mode:
-            numerator = a.add_i64(numerator, a.sub_i64(s, 1, f"{site}.s_minus_1"), f"{site}.ceil")
-        # ``div_rtn``: rounded toward negative infinity, as ATen does.
-        quotient = a.div_i64(numerator, s, f"{site}.div_stride")
-        if a.mul_i64(quotient, s, f"{site}.times_s") != numerator and numerator < 0:
-            quotient = a.sub_i64(quotient, 1, f"{site}.floor")
-        size = a.add_i64(quotient, 1, f"{site}.plus_1")
-        if call.ceil_mode:
-            last = a.mul_i64(a.sub_i64(size, 1, f"{site}.size_minus_1"), s, f"{site}.last_start")
-            if last >= a.add_i64(n, p, f"{site}.input_plus_pad"):
-                size = a.sub_i64(size, 1, f"{site}.drop_last")
-        sizes.append(size)
+        sizes.append(output_size(a, f"output_sizes.dim{i}", n, k, p, s, d, call.ceil_mode))
     call.out_sizes = sizes
+
+
+def output_size(a: Arith, site: str, n: int, k: int, p: int, s: int, d: int, ceil: bool) -> int:
+    """ATen's ``pooling_output_shape`` in int64 (below 1 where no window fits); the
+    arguments in the order of legacy's ``output_size``."""
+    padded = a.add_i64(n, a.mul_i64(2, p, f"{site}.two_pad"), f"{site}.padded")
+    span = a.mul_i64(d, a.sub_i64(k, 1, f"{site}.k_minus_1"), f"{site}.dilated")
+    numerator = a.sub_i64(a.sub_i64(padded, span, f"{site}.minus_dil"), 1, f"{site}.minus_1")
+    if ceil:
+        numerator = a.add_i64(numerator, a.sub_i64(s, 1, f"{site}.s_minus_1"), f"{site}.ceil")
+    # ``div_rtn``: rounded toward negative infinity, as ATen does.
+    quotient = a.div_i64(numerator, s, f"{site}.div_stride")
+    if a.mul_i64(quotient, s, f"{site}.times_s") != numerator and numerator < 0:
+        quotient = a.sub_i64(quotient, 1, f"{site}.floor")
+    size = a.add_i64(quotient, 1, f"{site}.plus_1")
+    if ceil:
+        last = a.mul_i64(a.sub_i64(size, 1, f"{site}.size_minus_1"), s, f"{site}.last_start")
+        if last >= a.add_i64(n, p, f"{site}.input_plus_pad"):
+            size = a.sub_i64(size, 1, f"{site}.drop_last")
+    return size
 
 
 def _strides_fit(tensor: TensorSpec, sizes: Sequence[int], a: Arith, site: str) -> bool:
@@ -85,22 +90,23 @@ def _strides_fit(tensor: TensorSpec, sizes: Sequence[int], a: Arith, site: str) 
     return True
 
 
-def out_strides(call: Call, a: Arith) -> None:
+def _resize_fits(tensor: TensorSpec, sizes: Sequence[int], a: Arith, name: str, shown: str) -> None:
     """The resize's int32 strides, checked before it computes them (for a tensor of
     the right rank: the resize refuses any other)."""
-    if call.out.rank != len(call.out_sizes):
-        raise Reject("out.resize")
-    if not _strides_fit(call.out, call.out_sizes, a, "out_strides"):
-        raise Reject("output.stride_too_large")
+    if tensor.rank != len(sizes):
+        raise Reject(f"{name}.resize")
+    if not _strides_fit(tensor, sizes, a, f"{name}_strides"):
+        raise Reject(f"{shown}.stride_too_large")
+
+
+def out_strides(call: Call, a: Arith) -> None:
+    _resize_fits(call.out, call.out_sizes, a, "out", "output")
     resize_out(call, a)
 
 
 def indices_strides(call: Call, a: Arith) -> None:
     assert call.indices is not None
-    if call.indices.rank != len(call.out_sizes):
-        raise Reject("indices.resize")
-    if not _strides_fit(call.indices, call.out_sizes, a, "indices_strides"):
-        raise Reject("indices.stride_too_large")
+    _resize_fits(call.indices, call.out_sizes, a, "indices", "indices")
     resize_indices(call, a)
 
 

@@ -6,8 +6,8 @@ included."""
 from __future__ import annotations
 
 from convcheck.fixedint import Arith
-from convcheck.model.steps import Reject
 from convcheck.ops.pooling.checks import Call, val_at, window
+from convcheck.steps import Reject
 
 
 def param_array(name: str, values: tuple[int, ...], minimum: int, allow_empty: bool) -> None:

@@ -3,13 +3,15 @@ classes; the rest is the same for both."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType, ModuleType
 from typing import Any
 
-from convcheck.model.steps import Revision
-from convcheck.ops import Op, class_of
+from convcheck.case import Case
 from convcheck.ops.pooling import checks, current, legacy, report, solving
 from convcheck.ops.pooling.checks import Call
+from convcheck.registry import Op, class_of
+from convcheck.steps import Revision
 
 # The check ids of every shared step, by its name (the two revisions' ``dilation`` check
 # the same ids).
@@ -30,18 +32,45 @@ def revisions(*modules: ModuleType) -> MappingProxyType[str, Revision]:
 
 
 class PoolOp(Op):
-    """A pooling kernel: ``name``, ``case_type``, ``revisions``, ``build_case`` and
-    ``classes`` (its legacy bug classes) are the op's own."""
+    """A pooling kernel: what the two share is here, what is an op's own (its name, case
+    type, construction, legacy bug classes and revision modules) is given."""
 
-    name: str
-    classes: dict[str, list[tuple[str, ...]]]
-    rare = ()
     case_legend = report.CASE_LEGEND
     describe_case = staticmethod(report.describe_case)
     default_ranks = staticmethod(solving.default_ranks)
 
+    def __init__(
+        self,
+        name: str,
+        case_type: type[Case],
+        build: Callable[[Any, bool], Any],
+        classes: Mapping[str, Sequence[tuple[str, ...]]],
+        modules: tuple[ModuleType, ...],
+    ) -> None:
+        self._name = name
+        self._case_type = case_type
+        self._revisions = revisions(*modules)
+        self._build = build
+        self._classes = classes
+
+    # Properties, as the protocol's: read-only.
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def case_type(self) -> type[Case]:
+        return self._case_type
+
+    @property
+    def revisions(self) -> Mapping[str, Revision]:
+        return self._revisions
+
+    def build_case(self, src: Any, small: bool = False) -> Any:
+        return self._build(src, small)
+
     def bug_class(self, signature: tuple[str, ...]) -> str | None:
-        return class_of(signature, self.classes)
+        return class_of(signature, self._classes)
 
     def solver_shapes(self, revision: str, ranks: Any = None) -> list[solving.PoolShape]:
         return solving.shapes(self.name, ranks)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from convcheck.ops import SYMBOLIC, TensorSkeleton
+from convcheck.registry import SYMBOLIC, TensorSkeleton
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import MappingProxyType
 
-from convcheck.ops import NativeKernel
+from convcheck.registry import NativeKernel
 
 _SHARED = ("convcheck.c", "checks_shared.c", "elements.c", "conv_loops.c")
 

@@ -21,7 +21,7 @@ Startup is kept light (no numpy until the first run request): a worker starts ag
 every crash.
 
 It knows convolution's ABI (``abi.py``'s structs): it is the op's ``python_worker``
-(``convcheck.ops.NativeKernel``). ``worker_main.c`` does the same as a C program, for any
+(``convcheck.registry.NativeKernel``). ``worker_main.c`` does the same as a C program, for any
 op through the op's call unit, which the native judge uses by default
 (``NativeJudge(c_worker=True)``; tests/native/test_c_worker.py holds the two to the same
 answers). This module serves where that cannot: no C compiler for a user's target, or a

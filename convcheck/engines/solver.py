@@ -20,8 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from convcheck import ops
-from convcheck.case import Case
+from convcheck import registry
 from convcheck.engines import random as random_engine
 from convcheck.solver import cache, seeds
 from convcheck.solver.bands import band_cases
@@ -36,7 +35,7 @@ if TYPE_CHECKING:
 _NEEDS = {"random": ("seeds",), "solver": ("seeds", "engine")}
 
 
-def solved_shapes(revision: str, op: str = ops.DEFAULT_OP) -> list:
+def solved_shapes(revision: str, op: str = registry.DEFAULT_OP) -> list:
     """The shapes whose sites the engine's witnesses and band cases come from."""
     rank = min(default_ranks(revision, op))
     return [s for s in shapes(revision, op=op) if s.rank == rank]
@@ -60,9 +59,9 @@ def _solved(revision: str) -> tuple:
     a machine (a minute on legacy), then read from the disk."""
     return cache.solved(
         _name(revision),
-        lambda: ([*solver_cases(revision), *ops.get().solver_cases(revision)], True),
+        lambda: ([*solver_cases(revision), *registry.get().solver_cases(revision)], True),
         lambda cases: [c.to_json() for c in cases],
-        lambda data: tuple(Case.from_json(c) for c in data),
+        lambda data: tuple(registry.case_from_json(c) for c in data),
     )
 
 

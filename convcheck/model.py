@@ -1,6 +1,6 @@
 """The pure-Python model of an op's argument checks, for each revision.
 
-``run(case, revision)`` runs the revision's steps (the case's op's, ``convcheck.ops``)
+``run(case, revision)`` runs the revision's steps (the case's op's, ``convcheck.registry``)
 under C arithmetic; with
 ``exact=True`` the same steps run over unbounded integers. ``classify`` compares the two
 runs: an ``overflow`` is a call whose answer the machine's widths changed, an
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from convcheck import ops
+from convcheck import registry
 from convcheck.fixedint import (
     DIVISION_BY_ZERO,
     HEAP_OVERREAD,
@@ -23,8 +23,8 @@ from convcheck.fixedint import (
     Exact,
     Wrapping,
 )
-from convcheck.model.steps import ModelRun, Revision, StepTrace, run_steps
 from convcheck.outcome import Outcome
+from convcheck.steps import ModelRun, Revision, StepTrace, run_steps
 from convcheck.validation import check_choice
 
 # Every op has both: ``legacy`` is the kernel as it is, bugs included; ``current`` the
@@ -62,13 +62,13 @@ def revision_of(case, revision: str) -> Revision:
     key = (type(case), revision)
     found = _revisions.get(key)
     if found is None:
-        found = _revisions[key] = ops.op_of(case).revisions[check_revision(revision)]
+        found = _revisions[key] = registry.op_of(case).revisions[check_revision(revision)]
     return found
 
 
-def revision_named(revision: str, op: str = ops.DEFAULT_OP) -> Revision:
+def revision_named(revision: str, op: str = registry.DEFAULT_OP) -> Revision:
     """The steps of ``revision`` of the op called ``op``."""
-    return ops.get(op).revisions[check_revision(revision)]
+    return registry.get(op).revisions[check_revision(revision)]
 
 
 # (case type, revision name) -> Revision: asked for on every run of the model.
