@@ -47,7 +47,17 @@ SANITIZED_FLAGS = (
 PLAIN_FLAGS = ("-std=c11", "-O2", "-shared", "-fPIC")
 # The C worker (worker_main.c) is a program: the same flags, without the library's.
 _LIBRARY_ONLY = ("-shared", "-fPIC")
-WORKER_SOURCE = "worker_main.c"
+# The generic worker's files: main, then its parts (each says what it holds), then the
+# helpers it shares with every op's call unit.
+WORKER_SOURCES = (
+    "worker_main.c",
+    "worker_request.c",
+    "worker_values.c",
+    "worker_process.c",
+    "worker_buffer.c",
+    "convcheck_unit.c",
+)
+WORKER_HEADERS = ("worker_request.h", "worker_values.h", "worker_process.h", "worker_buffer.h")
 WORKER_PROTOCOL_HEADER = "worker_protocol.h"
 WORKER_UNIT_HEADER = "worker_unit.h"
 UNIT_HEADER = "convcheck_unit.h"
@@ -106,15 +116,18 @@ def build_library(revision: str, sanitized: bool = True, op: str = registry.DEFA
 
 
 def build_worker(sanitized: bool = True, op: str = registry.DEFAULT_OP) -> Path:
-    """The path of ``op``'s C worker program (``worker_main.c`` and the op's call unit),
+    """The path of ``op``'s C worker program (``WORKER_SOURCES`` and the op's call unit),
     built with the flags of a library that is ``sanitized`` or not, compiled on first use."""
     kernel = kernel_of(op)
     flags = SANITIZED_FLAGS if sanitized else PLAIN_FLAGS
     return _compile(
-        [SOURCE_DIR / WORKER_SOURCE, kernel.directory / kernel.call_unit],
+        [*(SOURCE_DIR / name for name in WORKER_SOURCES), kernel.directory / kernel.call_unit],
         f"convcheck-worker-{op}-{'asan' if sanitized else 'plain'}",
         tuple(flag for flag in flags if flag not in _LIBRARY_ONLY),
-        [SOURCE_DIR / UNIT_HEADER, kernel.directory / kernel.abi_header],
+        [
+            *(SOURCE_DIR / name for name in (UNIT_HEADER, *WORKER_HEADERS)),
+            kernel.directory / kernel.abi_header,
+        ],
         libraries=WORKER_LIBRARIES,
         generated=(
             (WORKER_PROTOCOL_HEADER, worker_protocol_header()),

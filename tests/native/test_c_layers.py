@@ -11,7 +11,7 @@ import re
 import pytest
 
 from convcheck.native.build import SOURCE_DIR as WORKER_DIR
-from convcheck.native.build import UNIT_HEADER, WORKER_SOURCE
+from convcheck.native.build import UNIT_HEADER, WORKER_HEADERS, WORKER_SOURCES
 from convcheck.ops.convolution.native import KERNEL
 
 SOURCE_DIR = KERNEL.directory
@@ -84,9 +84,10 @@ _CONVOLUTION = re.compile(
 )
 
 
-@pytest.mark.parametrize("name", [WORKER_SOURCE, UNIT_HEADER])
+@pytest.mark.parametrize("name", [*WORKER_SOURCES, *WORKER_HEADERS, UNIT_HEADER])
 def test_the_generic_worker_names_no_convolution_parameter(name):
     text = (WORKER_DIR / name).read_text()
     code = re.sub(r"/\*.*?\*/", "", text, flags=re.DOTALL)
     assert _CONVOLUTION.findall(code) == []
-    assert set(_INCLUDE.findall(text)) <= {UNIT_HEADER, "worker_protocol.h", "worker_unit.h"}
+    own = {UNIT_HEADER, *WORKER_HEADERS, "worker_protocol.h", "worker_unit.h"}
+    assert set(_INCLUDE.findall(text)) <= own

@@ -16,7 +16,7 @@ from convcheck.sandbox import protocol
 
 PACKAGE = Path(convcheck.__file__).parent
 PYTHON_WORKER = PACKAGE / "_worker_main.py"
-C_WORKER = build.SOURCE_DIR / build.WORKER_SOURCE
+C_WORKER = [build.SOURCE_DIR / name for name in build.WORKER_SOURCES]
 # What the Python worker takes from the module: every message kind but the parent's FORK,
 # and the limits a program worker shares; the C worker takes every name of its header.
 PYTHON_WORKER_NAMES = sorted(
@@ -76,7 +76,7 @@ def test_the_c_header_says_what_the_module_says(tmp_path):
 
 
 def test_the_c_worker_takes_every_name_from_its_header():
-    source = C_WORKER.read_text()
+    source = "".join(path.read_text() for path in C_WORKER)
     assert f'#include "{build.WORKER_PROTOCOL_HEADER}"' in source
     assert [name for name in _python_values() if f"CONVCHECK_{name}" not in source] == []
 
@@ -91,9 +91,9 @@ def test_the_python_worker_takes_the_protocol_from_the_module():
     ("path", "spelled"),
     [
         (PYTHON_WORKER, r'b"[A-Z]|\b(?:8192|4096|200)\b'),
-        (C_WORKER, r"""'[A-Z]'|"[A-Z](?:%|")|\b(?:8192|200)\b"""),
+        *((path, r"""'[A-Z]'|"[A-Z](?:%|")|\b(?:8192|200)\b""") for path in C_WORKER),
     ],
-    ids=["python", "c"],
+    ids=["python", *(path.name for path in C_WORKER)],
 )
 def test_no_worker_spells_a_message_kind_or_a_limit_itself(path, spelled):
     code = re.sub(r"/\*.*?\*/|#[^\n]*|\"\"\".*?\"\"\"", "", path.read_text(), flags=re.DOTALL)
