@@ -8,26 +8,51 @@ import os
 import select
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from convcheck.errors import ConvcheckError
 from convcheck.sandbox import protocol
 from convcheck.sandbox.crashes import CRASH_REPORT_LIMIT, Crash, Hang, crash_of, death_reason
 from convcheck.sandbox.framing import LineFraming, RecordFraming, encode_request
-from convcheck.sandbox.processes import RSS_INTERVAL, START_TIMEOUT, Worker, stop_all
+from convcheck.sandbox.processes import (
+    RSS_INTERVAL,
+    START_TIMEOUT,
+    Child,
+    Worker,
+    WorkerSpec,
+    stop_all,
+)
 
 # A worker past its timeout whose address space peaked above this share of its limit ran
 # out of memory: a malloc near the limit fails, whatever was reserved before it.
 _SPENT = 0.9
 
-if TYPE_CHECKING:
-    from convcheck.sandbox.pool import WorkerPool
-
 # Most requests sent ahead to one worker, so that it never waits for the parent. Fewer
 # when the batch is small: each worker gets its share (slow requests run in parallel).
 _WINDOW = 64
+
+
+class Pool(Protocol):
+    """What a batch asks of the pool that runs it (``pool.WorkerPool``): its spec and
+    limits, its workers and how to start more, and what it keeps from batch to batch."""
+
+    spec: WorkerSpec
+    jobs: int
+    timeout: float
+    _workers: list[Worker]
+    _forking: bool
+    _cancelled: bool
+    _ever_ready: bool
+    _wake_read: int
+
+    @property
+    def _servers(self) -> Sequence[Child]: ...  # the fork server, once started
+
+    def _start_server(self, deadline: float) -> bool: ...
+
+    def _start_worker(self) -> Worker: ...
 
 
 @dataclass
@@ -57,7 +82,7 @@ class Batch:
 
     def __init__(
         self,
-        pool: WorkerPool,
+        pool: Pool,
         lines: list[bytes],
         deadline: float | None,
         source: Source | None = None,

@@ -20,14 +20,11 @@ from concurrent.futures import Future
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 from convcheck.sandbox.crashes import PARSE_LIMIT
 from convcheck.sandbox.descendants import MARKER, POOL_PROCESSES, descendants_of, reap_orphans
 from convcheck.validation import check_positive_int, invalid
-
-if TYPE_CHECKING:
-    from convcheck.sandbox.fork_server import ForkServer
 
 WORKER_MAIN = str(Path(__file__).parent.parent / "_worker_main.py")
 
@@ -131,6 +128,16 @@ def close_fds(*fds: int) -> None:
         os.close(fd)
 
 
+class Forker(Protocol):
+    """What a child asks of the fork server that forks it (``fork_server.ForkServer``)."""
+
+    def send_fork(self, request_read: int, result_write: int, output: Any) -> None: ...
+
+    def forked(self) -> Adopted: ...
+
+    def marker_of(self, pid: int) -> str: ...
+
+
 class Child:
     """A process of the pool's, worker or fork server: its output file, its result pipe,
     how it is stopped. ``_channel`` is the parent's end of the way requests go to it.
@@ -138,13 +145,13 @@ class Child:
     (see ``adopt``)."""
 
     _count = 0
-    pending: ForkServer | None = None
+    pending: Forker | None = None
     _killed: frozenset[int] | None = None  # its descendants, once ``kill`` signalled it
     marker: str
     process: subprocess.Popen[bytes] | Adopted
 
     def _open(
-        self, env: dict[str, str], channel: int, server: ForkServer | None, launch: Launch | None
+        self, env: dict[str, str], channel: int, server: Forker | None, launch: Launch | None
     ) -> None:
         """Start the process as ``launch`` says, or ask ``server`` to fork it; it reads from
         ``channel``, which is closed here."""
@@ -269,7 +276,7 @@ class Worker(Child):
         self,
         env: dict[str, str],
         launch: Launch | None,
-        server: ForkServer | None = None,
+        server: Forker | None = None,
         adopt: bool = True,
     ) -> None:
         self.marker = self._new_marker()
@@ -362,7 +369,10 @@ class Launch:
         return [*self.command, *fds, *self.arguments]
 
 
-def stop_all(processes: list[Worker] | list[ForkServer]) -> None:
+AnyChild = TypeVar("AnyChild", bound=Child)
+
+
+def stop_all(processes: list[AnyChild]) -> None:
     """Stop each, in order (spares: the order the server answers in), all killed first."""
     for process in processes:
         process.kill()
