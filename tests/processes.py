@@ -48,9 +48,36 @@ def pids_left_by_a_killed_parent(tmp_path: Path, body: str) -> list[int]:
     head = f"import os, signal, sys\nsys.path[:0] = [{str(ROOT)!r}, {str(ROOT / 'tests')!r}]\n"
     tail = "\nos.kill(os.getpid(), signal.SIGKILL)\n"
     script.write_text(head + textwrap.dedent(body) + tail)
-    parent = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
-    assert parent.returncode == -signal.SIGKILL, parent.stderr
-    return [int(pid) for pid in parent.stdout.split()]
+    zombies = _zombies()
+    with subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as parent:
+        out, err = parent.communicate()
+    assert parent.returncode == -signal.SIGKILL, err
+    _reap_watchdog(parent.pid, zombies)
+    return [int(pid) for pid in out.split()]
+
+
+def _reap_watchdog(pid: int, zombies: set[int]) -> None:
+    """The killed parent's watchdog, once it has done its work: an orphan that came to
+    this process, if a pool made it a subreaper (else init reaps it). Alive, it is known
+    by its argument; dead, it is the one new zombie (its command line reads empty)."""
+    argument = f"CONVCHECK_SANDBOX_WORKER={pid}.".encode()
+    for child in descendants(os.getpid()) | (_zombies() - zombies):
+        with contextlib.suppress(OSError):
+            command = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+            if not running(child) or argument in command:
+                os.waitpid(child, 0)
+
+
+def _zombies() -> set[int]:
+    """This process's children that are zombies (``descendants`` leaves them out)."""
+    found = set()
+    for task in os.listdir("/proc/self/task"):
+        with contextlib.suppress(OSError):
+            text = Path(f"/proc/self/task/{task}/children").read_text()
+            found |= {int(child) for child in text.split() if not running(int(child))}
+    return found
 
 
 def assert_all_die(pids: list[int]) -> None:

@@ -37,9 +37,15 @@ records. The protocol between the parent and either worker is defined once, in
 from __future__ import annotations
 
 from convcheck.sandbox.crashes import Crash, Hang
-from convcheck.sandbox.descendants import own_session, private_temporary_directory, run_reaped
+from convcheck.sandbox.descendants import (
+    FROZEN_PYTHON,
+    own_session,
+    private_temporary_directory,
+    python_env,
+    run_reaped,
+)
 from convcheck.sandbox.pool import WorkerPool
-from convcheck.sandbox.processes import FROZEN_PYTHON, WorkerSpec, python_env
+from convcheck.sandbox.processes import WorkerSpec
 from convcheck.sandbox.protocol import record_string
 
 __all__ = [

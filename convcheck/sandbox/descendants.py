@@ -1,6 +1,7 @@
 """Every process a worker starts is reaped with it: the parent is a child subreaper, a
 worker dies with its parent, and a target's orphans are found by their session or by a
-marker in their environment, killed and reaped."""
+marker in their environment, killed and reaped; a watchdog kills what carries the marker
+when the parent dies of a SIGKILL, which gives it no time to."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -48,15 +50,92 @@ _personality.argtypes = [ctypes.c_ulong]
 POOL_PROCESSES: set[int] = set()
 
 
+# A PyInstaller bundle (how OSS-Fuzz ships a Python fuzzer) has no interpreter beside it:
+# it starts itself with this variable set, and the bundle's runtime hook
+# (.clusterfuzzlite/pyinstaller_worker_hook.py) runs the ``-c`` code or the convcheck
+# script named in its arguments instead of the harness.
+FROZEN_PYTHON = "CONVCHECK_FROZEN_PYTHON"
+
+
+def python_env() -> dict[str, str]:
+    """What ``sys.executable`` needs in its environment to act as a Python interpreter."""
+    if getattr(sys, "frozen", False):
+        return {FROZEN_PYTHON: "1", "PYTHONUNBUFFERED": "1"}
+    return {}
+
+
 _subreaper_pid: int | None = None
 
 
 def become_subreaper() -> None:
-    """Orphaned descendants of this process become its children, not init's."""
+    """Orphaned descendants of this process become its children, not init's; and the
+    watchdog kills them if this process dies too suddenly to."""
     global _subreaper_pid
     if _subreaper_pid != os.getpid():
         _prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         _subreaper_pid = os.getpid()
+        _start_watchdog()
+
+
+# The watchdog: it waits for the end of its standard input, a pipe whose only writer is
+# the parent (the write end is close-on-exec: no worker or target holds it), so the end
+# comes when the parent dies, however it dies. Then it kills every process whose
+# environment holds one of the parent's markers (``<MARKER>=<parent's pid>.``), until none
+# is left (a round of SIGKILLs leaves zombies, whose environment reads empty).
+_WATCHDOG = """
+import os, signal, sys, time
+sys.stdin.buffer.read()
+entry = sys.argv[1].encode()
+for _ in range(200):
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            with open("/proc/" + name + "/environ", "rb") as environ:
+                if any(e.startswith(entry) for e in environ.read().split(b"\\0")):
+                    found.append(int(name))
+        except (OSError, ValueError):
+            pass
+    if not found:
+        break
+    for pid in found:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    time.sleep(0.05)
+"""
+
+_watchdog: subprocess.Popen[bytes] | None = None
+_watchdog_pipe: int | None = None  # its write end, held open for this process's life
+
+
+def _start_watchdog() -> None:
+    global _watchdog, _watchdog_pipe
+    read, write = os.pipe()  # both close-on-exec (not inheritable)
+    # Not the parent's marker: a watchdog of the parent's parent must not kill it first.
+    env = {name: value for name, value in os.environ.items() if name != MARKER}
+    try:
+        _watchdog = subprocess.Popen(
+            [sys.executable, "-c", _WATCHDOG, f"{MARKER}={os.getpid()}."],
+            stdin=read,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**env, **python_env()},
+            start_new_session=True,  # a Ctrl-C meant for the parent leaves it waiting
+        )
+    except OSError:
+        os.close(write)  # no watchdog: a SIGKILL of the parent leaves orphans, as before
+    else:
+        if _watchdog_pipe is not None:
+            os.close(_watchdog_pipe)  # a forked copy's parent's: not this process's
+        _watchdog_pipe = write
+    finally:
+        os.close(read)
+
+
+def watchdog_pid() -> int | None:
+    """The pid of this process's watchdog, None before its first pool or probe."""
+    return _watchdog.pid if _watchdog is not None and _subreaper_pid == os.getpid() else None
 
 
 def own_session() -> dict[str, Any]:

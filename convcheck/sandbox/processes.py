@@ -11,7 +11,6 @@ import re
 import select
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -23,24 +22,16 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from convcheck.sandbox.crashes import PARSE_LIMIT
-from convcheck.sandbox.descendants import MARKER, POOL_PROCESSES, descendants_of, reap_orphans
+from convcheck.sandbox.descendants import (
+    MARKER,
+    POOL_PROCESSES,
+    descendants_of,
+    python_env,
+    reap_orphans,
+)
 from convcheck.validation import check_positive_int, invalid
 
 WORKER_MAIN = str(Path(__file__).parent.parent / "_worker_main.py")
-
-
-# A PyInstaller bundle (how OSS-Fuzz ships a Python fuzzer) has no interpreter beside it:
-# it starts itself with this variable set, and the bundle's runtime hook
-# (.clusterfuzzlite/pyinstaller_worker_hook.py) runs the ``-c`` code or the convcheck
-# script named in its arguments instead of the harness.
-FROZEN_PYTHON = "CONVCHECK_FROZEN_PYTHON"
-
-
-def python_env() -> dict[str, str]:
-    """What ``sys.executable`` needs in its environment to act as a Python interpreter."""
-    if getattr(sys, "frozen", False):
-        return {FROZEN_PYTHON: "1", "PYTHONUNBUFFERED": "1"}
-    return {}
 
 
 START_TIMEOUT = 120.0  # seconds; importing torch under ASan takes a while

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from builders import conv
 from hostile import build as _build
-from processes import running
+from processes import assert_all_die, pids_left_by_a_killed_parent, running
 
 from convcheck.errors import ConvcheckError
 from convcheck.native import NativeJudge
@@ -109,6 +109,27 @@ def test_what_the_constructor_forks_dies_with_the_probe_and_the_judge(tmp_path, 
         # The probe's two, then the worker's two.
         assert len(_pids(pid_file)) >= 4
     assert [pid for pid in _pids(pid_file) if running(pid)] == []
+
+
+@pytest.mark.parametrize("fork_server", [False, True], ids=["started", "forked"])
+def test_what_a_target_forks_dies_with_a_sigkilled_judge(tmp_path, pid_file, fork_server):
+    """Issue 32, defect 5: a SIGKILL leaves convcheck no time to reap what its workers'
+    target forked, a plain child (the constructor's) or a setsid one (groups 42); its
+    watchdog, which sees the end of convcheck, kills them."""
+    forking = _build(tmp_path, "FORK_ON_LOAD")
+    pids_left_by_a_killed_parent(
+        tmp_path,
+        f"""
+        from builders import conv
+        from convcheck.native import NativeJudge
+        native = NativeJudge(target={forking!r}, jobs=2, fork_server={fork_server})
+        assert [o.verdict for o in native.check([conv(groups=42)] * 2)] == ["accept"] * 2
+        """,
+    )
+    children = _pids(pid_file)
+    # The probe's two (reaped with it), each worker's two, and groups 42's.
+    assert len(children) >= 6
+    assert_all_die(children)
 
 
 def test_a_target_that_hangs_at_the_address_space_limit_is_out_of_memory(hostile):
