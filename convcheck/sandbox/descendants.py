@@ -5,6 +5,7 @@ when the parent dies of a SIGKILL, which gives it no time to."""
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import itertools
 import os
@@ -129,8 +130,21 @@ def _start_watchdog() -> None:
         if _watchdog_pipe is not None:
             os.close(_watchdog_pipe)  # a forked copy's parent's: not this process's
         _watchdog_pipe = write
+        atexit.register(_stop_watchdog)
     finally:
         os.close(read)
+
+
+def _stop_watchdog() -> None:
+    """At a normal exit, the watchdog's last look (what a pool missed, it kills), waited
+    for: it is not left running, nor an orphan for a subreaper above to reap."""
+    global _watchdog_pipe
+    if _watchdog is None or _watchdog_pipe is None or _subreaper_pid != os.getpid():
+        return
+    os.close(_watchdog_pipe)
+    _watchdog_pipe = None
+    with suppress(subprocess.TimeoutExpired):
+        _watchdog.wait(timeout=15.0)  # its rounds end within 10 s
 
 
 def watchdog_pid() -> int | None:

@@ -117,19 +117,24 @@ def test_what_a_target_forks_dies_with_a_sigkilled_judge(tmp_path, pid_file, for
     target forked, a plain child (the constructor's) or a setsid one (groups 42); its
     watchdog, which sees the end of convcheck, kills them."""
     forking = _build(tmp_path, "FORK_ON_LOAD")
-    pids_left_by_a_killed_parent(
+    pool = pids_left_by_a_killed_parent(
         tmp_path,
         f"""
         from builders import conv
         from convcheck.native import NativeJudge
         native = NativeJudge(target={forking!r}, jobs=2, fork_server={fork_server})
         assert [o.verdict for o in native.check([conv(groups=42)] * 2)] == ["accept"] * 2
+        pool = native._pool
+        print(*[process.process.pid for process in pool._workers + pool._servers], flush=True)
+        for spare in pool._spares:
+            spare.adopt()
+            print(spare.process.pid, flush=True)
         """,
     )
     children = _pids(pid_file)
     # The probe's two (reaped with it), each worker's two, and groups 42's.
     assert len(children) >= 6
-    assert_all_die(children)
+    assert_all_die(pool + children)
 
 
 def test_a_target_that_hangs_at_the_address_space_limit_is_out_of_memory(hostile):
