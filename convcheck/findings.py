@@ -268,6 +268,8 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
         summary = re.sub(r"\d+", "N", verdict.torch_bug.split(";")[0])
         summary = re.sub(r"\[[N, ]*\]", "[...]", summary)
         add(FindingKind.TORCH_BUG, (summary,), verdict.torch_bug)
+    if kernel is None and j.model_is_kernel:
+        kernel = j.predicted(with_loops=False)
     # Where the kernel parts from the model, the kernel-torch disagreement on the same call
     # is that bug again: torch judges the model's semantics on calls the kernel implements.
     if (

@@ -32,6 +32,9 @@ class Judgement:
     # What the kernel should answer when that is not the model's sanitized prediction:
     # the ExecuTorch target (no sanitizers; it only runs whole).
     expected: Outcome | None = None
+    # The op has no kernel of its own here (no C kernel, no target): the model's
+    # prediction stands for it where torch's answer is compared with the kernel's.
+    model_is_kernel: bool = False
     # False when the native judge never answered (a deadline or a stop cut the batch
     # short): such a judgement is no evidence either way, and yields no findings.
     complete: bool = True

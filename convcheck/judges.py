@@ -128,6 +128,9 @@ class Judges:
             started = targets.start(target, revision, jobs, timeout, op)
             self.native, self._expected = started.judge, started.expected
             own_ids = started.check_ids
+        # Without a kernel of the op's own (none in C, no target), torch's answers are
+        # compared with the model's: the kernel's semantics, as far as they are known.
+        self._model_is_kernel = target is None and registry.get(op).native is None
         # The target's check ids, read as ours; the ids it cannot read, counted.
         self.ids = IdReader(check_map, compare, CHECK_IDS | own_ids)
         if mapping is not None:
@@ -161,6 +164,7 @@ class Judges:
         for case in cases:
             wrapped, exact, found = model.classify(case, self.revision)
             j = Judgement(case, self.revision, wrapped, exact, found, judged_at=time.monotonic())
+            j.model_is_kernel = self._model_is_kernel
             if self._expected is not None:
                 j.expected = self._expected(case)
             judgements.append(j)
@@ -303,6 +307,7 @@ class Judges:
         by its check path. No worker is asked; no values are computed."""
         wrapped, exact, found = model.classify(case, self.revision)
         j = Judgement(case, self.revision, wrapped, exact, found)
+        j.model_is_kernel = self._model_is_kernel
         if self._expected is not None:
             j.expected = self._expected(case)
             j.native_run = j.expected

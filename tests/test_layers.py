@@ -30,7 +30,8 @@ LAYERS = [
     ["shrink", "ops.convolution.shrink", "ops.max_pool2d_with_indices_backward.shrink"],
     # The judges, and the targets and torch they start.
     ["judges", "check_ids"],
-    ["ops.convolution.executorch_source", "ops.convolution.differences", "ops.pooling.differences"],
+    ["ops.convolution.executorch_source", "ops.convolution.differences", "ops.pooling.differences"]
+    + ["ops.pooling.torch_judge"],
     # The other ops' torch mappings read convolution's ATen helpers.
     [f"ops.{op}.{m}" for op in OTHER_OPS for m in ("torch_checks", "differences")],
     [

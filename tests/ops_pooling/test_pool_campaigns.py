@@ -1,8 +1,9 @@
-"""Model-only campaigns on the pooling ops: the random engine builds their calls, the
-model and exact arithmetic judge them (no C kernel, no torch: the ops have none yet),
-the shrinker minimises each finding. legacy's classes that the model sees alone (an
-ordering or an overflow in the checks and the output-size arithmetic) are all found,
-each finding names its class, and current finds nothing."""
+"""Campaigns on the pooling ops without a C kernel: the random engine builds their calls,
+the model and exact arithmetic judge them, and torch's check path where asked (the model
+then stands for the kernel before torch); the shrinker minimises each finding. legacy's
+classes that the model sees alone (an ordering or an overflow in the checks and the
+output-size arithmetic), and with torch those it parts from torch by, are all found, each
+finding names its class, and current finds nothing of the kernel's."""
 
 import pytest
 
@@ -29,8 +30,21 @@ MODEL_VISIBLE = {
 }
 
 
-def campaign(op, revision, cases, seed=1):
-    with Judges(revision, op=op, use_native=False, use_torch=False) as judges:
+# What torch's check path adds: the calls legacy answers otherwise than torch.
+TORCH_VISIBLE = {
+    "negative stride, or a stride list of any length, accepted",
+    "kernel larger than the input accepted",
+    "one padding value checked against one kernel dim",
+    "window values past int32 accepted",
+}
+OWN_TORCH_VISIBLE = {
+    "avg_pool2d": {"channels-last input refused"},
+    "max_pool2d_with_indices": {"dilation 0, negative, or a list of any length, accepted"},
+}
+
+
+def campaign(op, revision, cases, seed=1, torch=False):
+    with Judges(revision, op=op, use_native=False, use_torch=torch) as judges:
         run = Campaign(judges, budget=Budget(cases=cases))
         run.explore(engines.load("random"), seed)
         run.minimize_all()
@@ -48,6 +62,22 @@ def test_legacy_finds_every_model_visible_class(op):
 @pytest.mark.parametrize("op", sorted(MODEL_VISIBLE))
 def test_current_finds_nothing(op):
     assert campaign(op, "current", 6000) == []
+
+
+@pytest.mark.parametrize("op", sorted(MODEL_VISIBLE))
+def test_legacy_against_torch_finds_where_it_parts_from_torch(op):
+    found = [f for f in campaign(op, "legacy", 6000, torch=True) if f.about_kernel]
+    classes = {f.key: registry.get(op).bug_class(f.signature) for f in found}
+    assert None not in classes.values(), classes
+    assert set(classes.values()) == MODEL_VISIBLE[op] | TORCH_VISIBLE | OWN_TORCH_VISIBLE[op]
+
+
+@pytest.mark.parametrize("op", sorted(MODEL_VISIBLE))
+def test_current_against_torch_finds_only_torchs_own_bugs(op):
+    """ATen's output size wraps past 2^31 (``torch_judge``): torch's bug, not the
+    kernel's, which refuses those calls."""
+    found = campaign(op, "current", 6000, torch=True)
+    assert [f.key for f in found if f.about_kernel] == []
 
 
 def test_stride_0_shrinks_to_the_call_a_person_writes():

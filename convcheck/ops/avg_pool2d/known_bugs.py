@@ -4,12 +4,13 @@ and its own."""
 
 from __future__ import annotations
 
-from convcheck.ops.pooling.known_bugs import STRIDE_CLASSES, ub_at
+from convcheck.ops.pooling.known_bugs import CHECK_CLASSES, STRIDE_CLASSES, ub_at
 
 _WINDOW_SITES = ("minus_pad", "plus_kernel", "extent")
 
 LEGACY_BUG_CLASSES: dict[str, list[tuple[str, ...]]] = {
     **STRIDE_CLASSES,
+    **CHECK_CLASSES,
     # ``(ih1 - ih0) * (iw1 - iw0)``: input 1x1, kernel [2^32, 2^32], padding [2^31, 2^31].
     "padded window's area overflows": ub_at(
         "loops.pool_size",

@@ -29,6 +29,8 @@ def explain_difference(
     case: Any, revision: str, kernel: Outcome, torch: Outcome, verdict: Any = None
 ) -> str | None:
     """Why the kernel may answer ``kernel`` where torch answers ``torch``, or None."""
+    if getattr(verdict, "torch_bug", None):
+        return f"torch's own bug: {verdict.torch_bug}"
     if kernel.verdict == REJECT and torch.verdict != REJECT:
         return REASONS.get(kernel.check or "")
     return None

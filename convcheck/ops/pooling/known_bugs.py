@@ -44,8 +44,11 @@ STRIDE_CLASSES: dict[str, list[tuple[str, ...]]] = {
     "kernel larger than the input accepted": [("missing-check", "output.invalid")],
     # The helper's sum is size_t, converted back to int64, and its result stored into the
     # int32 size type: a kernel far past the input wraps to a size that passes the check.
+    # Against torch: a size just past INT32_MAX narrows to a negative one, refused as
+    # invalid where torch gives the size.
     "output size wraps (size_t arithmetic, the int32 size type)": [
-        ("overflow", f"output_sizes.dim*.{site}") for site in WRAPPING_SITES
+        *(("overflow", f"output_sizes.dim*.{site}") for site in WRAPPING_SITES),
+        ("over-strict", "output.invalid"),
     ],
     # The resize computes out's strides, the loops input's, in int32.
     "strides past int32": ub_at("out_strides.dim*", "indices_strides.dim*")
@@ -55,4 +58,16 @@ STRIDE_CLASSES: dict[str, list[tuple[str, ...]]] = {
     # predicts it (``convcheck.ops.pooling.work``); a kernel with a work limit reports it
     # as this crash kind at its loops.
     "the loops visit every tap (work past limit)": [("crash", "work past limit", "loops")],
+}
+
+# What the other checks let through, in either kernel, against torch.
+CHECK_CLASSES: dict[str, list[tuple[str, ...]]] = {
+    # ``padding_is_valid`` loops over the padding's own length: one value, which pads both
+    # dims, is held to the first kernel dim only.
+    "one padding value checked against one kernel dim": [
+        ("missing-check", "padding.gt_half_kernel")
+    ],
+    # ATen takes its window as ints and refuses a value past INT32_MAX; the kernel takes
+    # int64 and computes with it (``current`` bounds them as torch does).
+    "window values past int32 accepted": [("missing-check", "window.past_int32")],
 }

@@ -8,10 +8,11 @@ from types import MappingProxyType, ModuleType
 from typing import Any
 
 from convcheck.case import Case
-from convcheck.ops.pooling import checks, current, legacy, report, solving
+from convcheck.ops.pooling import checks, current, legacy, report, solving, torch_judge
 from convcheck.ops.pooling.checks import Call
 from convcheck.registry import Op, class_of
 from convcheck.steps import Revision
+from convcheck.torch_mapping import TorchMapping
 
 # The check ids of every shared step, by its name (the two revisions' ``dilation`` check
 # the same ids).
@@ -50,6 +51,7 @@ class PoolOp(Op):
         self._name = name
         self._case_type = case_type
         self._revisions = revisions(*modules)
+        self._torch = torch_judge.mapping(name)
         self._build = build
         self._classes = classes
 
@@ -65,6 +67,11 @@ class PoolOp(Op):
     @property
     def revisions(self) -> Mapping[str, Revision]:
         return self._revisions
+
+    @property
+    def torch(self) -> TorchMapping:
+        """ATen's check path (``torch_judge``): verdicts and check ids, no values."""
+        return self._torch
 
     def build_case(self, src: Any, small: bool = False) -> Any:
         return self._build(src, small)
