@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from convcheck.outcome import Outcome
 
-__all__ = ["Explain", "TorchJudge", "TorchMapping", "TorchVerdict"]
+__all__ = [
+    "CheckPathJudge",
+    "CheckPathVerdict",
+    "Explain",
+    "TorchJudge",
+    "TorchMapping",
+    "TorchVerdict",
+]
 
 
 class TorchVerdict(Protocol):
@@ -87,6 +94,53 @@ class TorchJudge(Protocol):
     def cancel(self) -> None: ...
 
     def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class CheckPathVerdict:
+    """torch's answer from a check path alone: one path, no real call, nothing computed.
+    ``source`` names the path in a report."""
+
+    outcome: Outcome
+    source: str = "torch (check path)"
+    torch_bug: str | None = None
+    no_onednn: Outcome | None = None
+    onednn_skipped: bool = False
+    path: str = "checks"
+    complete: bool = True
+
+    def describe(self) -> str:
+        return f"{self.source}: {self.outcome.describe()}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"outcome": self.outcome.to_json(), "path": self.path}
+
+
+class CheckPathJudge:
+    """A torch judge that answers every case from a check path, in this process, at
+    once: a subclass gives ``torch_version`` and ``predict``."""
+
+    torch_version: str
+
+    def start(
+        self,
+        cases: Sequence[Any],
+        *,
+        compute_rejected: bool = True,
+        deadline: float | None = None,
+        matters: Callable[[int, Any], bool] | None = None,
+    ) -> Callable[[], Sequence[CheckPathVerdict]]:
+        verdicts = [self.predict(case) for case in cases]
+        return lambda: verdicts
+
+    def predict(self, case: Any) -> CheckPathVerdict:
+        raise NotImplementedError
+
+    def cancel(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
 
 # The intentional differences: (the op's case, revision, kernel's outcome, torch's

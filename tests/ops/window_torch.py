@@ -18,7 +18,6 @@ starts them by asking the op.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -26,7 +25,7 @@ from typing import Any
 from window_op import Window, WindowCase
 
 from convcheck.outcome import ACCEPT, REJECT, Outcome
-from convcheck.torch_mapping import TorchMapping
+from convcheck.torch_mapping import CheckPathJudge, CheckPathVerdict, TorchMapping
 
 FLOATS = ("float32", "float64", "float16", "bfloat16")
 
@@ -54,23 +53,7 @@ def max_pool1d(case: WindowCase) -> Outcome:
     return Outcome.accept((*sizes[:-1], positions))
 
 
-@dataclass(frozen=True)
-class StandInVerdict:
-    outcome: Outcome
-    no_onednn: Outcome | None = None
-    onednn_skipped: bool = False
-    torch_bug: str | None = None
-    path: str = "checks"
-    complete: bool = True
-
-    def describe(self) -> str:
-        return f"max_pool1d stand-in: {self.outcome.describe()}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"outcome": self.outcome.to_json(), "path": self.path}
-
-
-class StandInTorch:
+class StandInTorch(CheckPathJudge):
     """The torch judge the toy's mapping starts; counts the cases it was given."""
 
     torch_version = "max_pool1d stand-in"
@@ -79,22 +62,9 @@ class StandInTorch:
         self.judged = 0
         self.closed = False
 
-    def start(
-        self,
-        cases: Sequence[WindowCase],
-        compute_rejected: bool = True,
-        deadline: float | None = None,
-        matters: Callable[[int, StandInVerdict], bool] | None = None,
-    ) -> Callable[[], list[StandInVerdict]]:
-        self.judged += len(cases)
-        verdicts = [self.predict(case) for case in cases]
-        return lambda: verdicts
-
-    def predict(self, case: WindowCase) -> StandInVerdict:
-        return StandInVerdict(max_pool1d(case))
-
-    def cancel(self) -> None:
-        pass
+    def predict(self, case: WindowCase) -> CheckPathVerdict:
+        self.judged += 1
+        return CheckPathVerdict(max_pool1d(case), source="max_pool1d stand-in")
 
     def close(self) -> None:
         self.closed = True

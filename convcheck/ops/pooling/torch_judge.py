@@ -13,8 +13,6 @@ that as torch's own bug, and the kernel that refuses the call is not held to it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from convcheck.fixedint import Exact
@@ -23,58 +21,23 @@ from convcheck.ops.pooling.checks import Call, window
 from convcheck.ops.pooling.current import output_size
 from convcheck.ops.pooling.differences import explain_difference
 from convcheck.outcome import Outcome
-from convcheck.torch_mapping import TorchMapping
+from convcheck.torch_mapping import CheckPathJudge, CheckPathVerdict, TorchMapping
 
 # The torch whose checks ``aten`` mirrors.
 TORCH_VERSION = "2.13.0 (ATen's check path)"
 
 
-@dataclass(frozen=True)
-class CheckPathVerdict:
-    """torch's answer down its check path: no second path, nothing computed."""
-
-    outcome: Outcome
-    no_onednn: Outcome | None = None
-    onednn_skipped: bool = False
-    torch_bug: str | None = None
-    path: str = "checks"
-    complete: bool = True
-
-    def describe(self) -> str:
-        return f"torch (check path): {self.outcome.describe()}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"outcome": self.outcome.to_json(), "path": self.path}
-
-
-class CheckPathTorch:
+class PoolingCheckPath(CheckPathJudge):
     """The judge ``Judges`` starts for a pooling op (``TorchMapping.judge``)."""
 
     torch_version = TORCH_VERSION
 
-    def __init__(self, op: str, jobs: int = 1, timeout: float = 20.0, warm: bool = False):
+    def __init__(self, op: str) -> None:
         self.op = op
-
-    def start(
-        self,
-        cases: Sequence[Any],
-        *,
-        compute_rejected: bool = True,
-        deadline: float | None = None,
-        matters: Callable[[int, Any], bool] | None = None,
-    ) -> Callable[[], Sequence[CheckPathVerdict]]:
-        verdicts = [self.predict(case) for case in cases]
-        return lambda: verdicts
 
     def predict(self, case: Any) -> CheckPathVerdict:
         outcome = aten.check(case, self.op)
         return CheckPathVerdict(outcome, torch_bug=_wrapped(case, outcome))
-
-    def cancel(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 def _wrapped(case: Any, outcome: Outcome) -> str | None:
@@ -95,7 +58,7 @@ def _wrapped(case: Any, outcome: Outcome) -> str | None:
 def mapping(op: str) -> TorchMapping:
     """``op``'s torch mapping: the check path needs no torch installed."""
 
-    def judge(jobs: int = 1, timeout: float = 20.0, warm: bool = False) -> CheckPathTorch:
-        return CheckPathTorch(op, jobs, timeout, warm)
+    def judge(jobs: int = 1, timeout: float = 20.0, warm: bool = False) -> PoolingCheckPath:
+        return PoolingCheckPath(op)
 
     return TorchMapping(judge=judge, explain=explain_difference)
