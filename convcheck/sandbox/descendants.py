@@ -147,11 +147,6 @@ def _stop_watchdog() -> None:
         _watchdog.wait(timeout=15.0)  # its rounds end within 10 s
 
 
-def watchdog_pid() -> int | None:
-    """The pid of this process's watchdog, None before its first pool or probe."""
-    return _watchdog.pid if _watchdog is not None and _subreaper_pid == os.getpid() else None
-
-
 def own_session() -> dict[str, Any]:
     """``subprocess.Popen`` arguments for a child in a session of its own (Ctrl-C at the
     terminal is this process's to handle) that is SIGKILLed when this process dies
