@@ -100,9 +100,11 @@ def _wrap_unsigned(value: int, bits: int) -> int:
 _SIGNED_RANGE = {32: (INT32_MIN, INT32_MAX), 64: (INT64_MIN, INT64_MAX)}
 
 
-def _signed_operator(
-    symbol: str, compute: Callable[[int, int], int], bits: int
-) -> Callable[[Arith, int, int, str], int]:
+_Binary = Callable[["Arith", int, int, str], int]
+_Unary = Callable[["Arith", int, str], int]
+
+
+def _signed_operator(symbol: str, compute: Callable[[int, int], int], bits: int) -> _Binary:
     """The method ``a <symbol> b`` in intN_t (N = ``bits``). The model's hottest code: the
     common case, a value that fits, is recorded here; ``Arith._signed`` does the rest."""
     low, high = _SIGNED_RANGE[bits]
@@ -115,6 +117,24 @@ def _signed_operator(
         return self._signed(site, f"{a} {symbol} {b}", value, bits, a, b)
 
     return method
+
+
+def _signed_methods(bits: int) -> tuple[_Binary, _Binary, _Binary, _Unary, _Binary, _Binary]:
+    """The methods ``+``, ``-``, ``*``, unary ``-``, ``/`` and ``%`` of intN_t (N =
+    ``bits``), each recording its operation under the caller's site."""
+
+    def neg(self: Arith, a: int, site: str) -> int:
+        return self._signed(site, f"-{a}", -a, bits, a)
+
+    def div(self: Arith, a: int, b: int, site: str) -> int:
+        return self._divide(site, f"{a} / {b}", a, b, bits, rem=False)
+
+    def rem(self: Arith, a: int, b: int, site: str) -> int:
+        return self._divide(site, f"{a} % {b}", a, b, bits, rem=True)
+
+    add = _signed_operator("+", operator.add, bits)
+    sub = _signed_operator("-", operator.sub, bits)
+    return add, sub, _signed_operator("*", operator.mul, bits), neg, div, rem
 
 
 def _trunc_div(a: int, b: int) -> int:
@@ -184,31 +204,8 @@ class Arith:
         return self._op(site, text, value)
 
     # -- signed: int32_t and int64_t ----------------------------------------------
-    add_i64 = _signed_operator("+", operator.add, 64)
-    sub_i64 = _signed_operator("-", operator.sub, 64)
-    mul_i64 = _signed_operator("*", operator.mul, 64)
-
-    def neg_i64(self, a: int, site: str) -> int:
-        return self._signed(site, f"-{a}", -a, 64, a)
-
-    def div_i64(self, a: int, b: int, site: str) -> int:
-        return self._divide(site, f"{a} / {b}", a, b, 64, rem=False)
-
-    def rem_i64(self, a: int, b: int, site: str) -> int:
-        return self._divide(site, f"{a} % {b}", a, b, 64, rem=True)
-
-    add_i32 = _signed_operator("+", operator.add, 32)
-    sub_i32 = _signed_operator("-", operator.sub, 32)
-    mul_i32 = _signed_operator("*", operator.mul, 32)
-
-    def neg_i32(self, a: int, site: str) -> int:
-        return self._signed(site, f"-{a}", -a, 32, a)
-
-    def div_i32(self, a: int, b: int, site: str) -> int:
-        return self._divide(site, f"{a} / {b}", a, b, 32, rem=False)
-
-    def rem_i32(self, a: int, b: int, site: str) -> int:
-        return self._divide(site, f"{a} % {b}", a, b, 32, rem=True)
+    add_i64, sub_i64, mul_i64, neg_i64, div_i64, rem_i64 = _signed_methods(64)
+    add_i32, sub_i32, mul_i32, neg_i32, div_i32, rem_i32 = _signed_methods(32)
 
     # -- unsigned: uint64_t (size_t); wrapping is defined, only /0 is UB ------------
     def add_u64(self, a: int, b: int, site: str) -> int:

@@ -90,7 +90,7 @@ class Op(Protocol):
     and parameters, with ``to_json`` / ``from_json`` (``convcheck.case``). ``revisions``
     maps each revision name (``convcheck.model.REVISIONS``) to its steps.
 
-    The members from ``rare`` on are optional: an op's class subclasses ``Op``
+    The members from ``name`` on are optional: an op's class subclasses ``Op``
     (``class Window(registry.Op)``), inherits the defaults written here, which say nothing
     (the core then does without, or reads the schema), and overrides the ones it has
     more to say about (convolution's does). A class that does not subclass ``Op`` must
@@ -98,9 +98,6 @@ class Op(Protocol):
     """
 
     # Read-only (properties): an op's own types may be narrower (its case type, say).
-    @property
-    def name(self) -> str: ...
-
     @property
     def case_type(self) -> type[Case]: ...
 
@@ -114,6 +111,11 @@ class Op(Protocol):
         ...
 
     # -- optional members ------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """The op's name in ``OPS``: by default the one its cases carry (``case_type.OP``)."""
+        return self.case_type.OP
 
     @property
     def rare(self) -> tuple[Callable[[Any], Any], ...]:

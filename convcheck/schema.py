@@ -11,9 +11,9 @@ parameter of any op.
     @frozen
     class WindowCase(Case):
         input: TensorSpec = tensor()
-        out: TensorSpec = tensor(output=True)
         kernel_size: tuple[int, ...] = int_list(simplest=1, low=1)
-        stride: tuple[int, ...] = int_list(simplest=1, low=1)
+        ceil_mode: bool = boolean()
+        OP = "window"
 """
 
 from __future__ import annotations

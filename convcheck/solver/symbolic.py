@@ -361,6 +361,31 @@ _STATUS = {str(z3.sat): WITNESS, str(z3.unsat): PROVEN}
 _RANGES = {64: (INT64_MIN, INT64_MAX), 32: (INT32_MIN, INT32_MAX)}
 
 
+def _signed_methods(bits: int):
+    """The methods ``+``, ``-``, ``*``, unary ``-``, ``/`` and ``%`` of intN_t (N =
+    ``bits``), as ``fixedint.Arith`` names them."""
+
+    def add(self, a, b, site):
+        return self._signed(site, "add", a, b, bits)
+
+    def sub(self, a, b, site):
+        return self._signed(site, "sub", a, b, bits)
+
+    def mul(self, a, b, site):
+        return self._signed(site, "mul", a, b, bits)
+
+    def neg(self, a, site):
+        return self._signed(site, "sub", 0, a, bits)
+
+    def div(self, a, b, site):
+        return self._divide(site, a, b, bits, rem=False)
+
+    def rem(self, a, b, site):
+        return self._divide(site, a, b, bits, rem=True)
+
+    return add, sub, mul, neg, div, rem
+
+
 class Symbolic(Arith):
     """C arithmetic over terms: C's result, forking where it leaves its width.
 
@@ -428,41 +453,8 @@ class Symbolic(Arith):
         return self._result(site, "%" if rem else "/", term, _ideal_divide(a, b, rem, self))
 
     # -- signed ------------------------------------------------------------------------
-    def add_i64(self, a, b, site):
-        return self._signed(site, "add", a, b, 64)
-
-    def sub_i64(self, a, b, site):
-        return self._signed(site, "sub", a, b, 64)
-
-    def mul_i64(self, a, b, site):
-        return self._signed(site, "mul", a, b, 64)
-
-    def neg_i64(self, a, site):
-        return self._signed(site, "sub", 0, a, 64)
-
-    def div_i64(self, a, b, site):
-        return self._divide(site, a, b, 64, rem=False)
-
-    def rem_i64(self, a, b, site):
-        return self._divide(site, a, b, 64, rem=True)
-
-    def add_i32(self, a, b, site):
-        return self._signed(site, "add", a, b, 32)
-
-    def sub_i32(self, a, b, site):
-        return self._signed(site, "sub", a, b, 32)
-
-    def mul_i32(self, a, b, site):
-        return self._signed(site, "mul", a, b, 32)
-
-    def neg_i32(self, a, site):
-        return self._signed(site, "sub", 0, a, 32)
-
-    def div_i32(self, a, b, site):
-        return self._divide(site, a, b, 32, rem=False)
-
-    def rem_i32(self, a, b, site):
-        return self._divide(site, a, b, 32, rem=True)
+    add_i64, sub_i64, mul_i64, neg_i64, div_i64, rem_i64 = _signed_methods(64)
+    add_i32, sub_i32, mul_i32, neg_i32, div_i32, rem_i32 = _signed_methods(32)
 
     # -- unsigned ----------------------------------------------------------------------
     def add_u64(self, a, b, site):

@@ -84,34 +84,34 @@ def test_check_entry_touches_no_data(legacy):
     assert [(o.verdict, o.out_sizes) for o in outcomes] == [("accept", (1, 4, 3))] * 2
 
 
-# Each unchecked int64 multiply or add of legacy, reached: (case, the C function).
+# Each unchecked int64 multiply or add of legacy, reached: (case, the C function and file).
 LEGACY_OVERFLOWS = {
     # bias.length fails (w.size(0) is 0), and its message multiplies groups once more.
     "bias_message_groups_mul": (
         conv_t(input=t(1, 0, 5), weight=t(0, 4, 3), bias=t(2), out=t(1, 0, 7), groups=-INT64_MAX),
-        "step_bias_shape",
+        "step_bias_shape checks_legacy.c",
     ),
     # A hugely negative groups passes both groups checks when w.size(0) is 0.
     "channels_groups_mul": (
         conv(weight=t(0, 2, 3), bias=None, out=t(1, 0, 3), groups=INT64_MIN + 1),
-        "step_channels",
+        "cc_step_channels checks_shared.c",  # the step both revisions take
     ),
-    "two_times_padding": (conv(padding=(2**62,)), "kernel_output_size"),
-    "dilation_times_kernel": (conv(dilation=(2**62,)), "kernel_output_size"),
+    "two_times_padding": (conv(padding=(2**62,)), "kernel_output_size checks_legacy.c"),
+    "dilation_times_kernel": (conv(dilation=(2**62,)), "kernel_output_size checks_legacy.c"),
     # numerator = 2 + 2 * p - 0 - 1 = INT64_MAX, and INT64_MAX / 1 + 1 overflows.
     "numerator_plus_one": (
         conv(input=t(1, 2, 2), weight=t(4, 2, 1), bias=None, padding=(2**62 - 1,)),
-        "kernel_output_size",
+        "kernel_output_size checks_legacy.c",
     ),
 }
 
 
 @pytest.mark.parametrize("name", LEGACY_OVERFLOWS)
 def test_legacy_signed_overflow_sites(legacy, name):
-    case, function = LEGACY_OVERFLOWS[name]
+    case, where = LEGACY_OVERFLOWS[name]
     (outcome,) = legacy.check([case])
     assert (outcome.verdict, outcome.crash_kind) == ("crash", "signed-integer-overflow"), outcome
-    assert outcome.crash_site.startswith(f"{function} checks_legacy.c:"), outcome
+    assert outcome.crash_site.startswith(f"{where}:"), outcome
 
 
 def test_plain_build_dies_of_the_signal(legacy_plain):

@@ -12,6 +12,4 @@ from convcheck.ops.avg_pool2d.generate import build_case
 from convcheck.ops.pooling.op import PoolOp
 from convcheck.registry import Op
 
-OP: Op = PoolOp(
-    "avg_pool2d", AvgPool2dCase, build_case, known_bugs.LEGACY_BUG_CLASSES, (legacy, current)
-)
+OP: Op = PoolOp(AvgPool2dCase, build_case, known_bugs.LEGACY_BUG_CLASSES, (legacy, current))

@@ -11,41 +11,17 @@ strides). The loops visit only the taps inside the input.
 from __future__ import annotations
 
 from convcheck.ops.avg_pool2d import legacy
-from convcheck.ops.avg_pool2d.legacy import divisor_override, dtype_switch
-from convcheck.ops.convolution.current import output_fits
-from convcheck.ops.pooling.checks import (
-    dim_orders,
-    dtypes,
-    input_shape,
-    input_strides,
-    output_size_valid,
-)
-from convcheck.ops.pooling.current import (
-    input_strides_fit,
-    lengths_and_ranges,
-    out_strides,
-    output_sizes,
-    padding_half_kernel,
-)
-from convcheck.ops.pooling.legacy import pool_size
+from convcheck.ops.pooling import checks, current
 
-# Its own steps are legacy's; the shared steps' ids are ``convcheck.ops.pooling``'s.
-CHECKS = legacy.CHECKS
-
+# Legacy's steps and the shared ones, in the fixed order (their ids are theirs).
 STEPS = (
-    dtypes,
-    dim_orders,
-    lengths_and_ranges,
-    divisor_override,
-    input_shape,
-    padding_half_kernel,
-    output_sizes,
-    output_size_valid,
-    output_fits,
-    out_strides,
-    dtype_switch,
-    input_strides_fit,
-    input_strides,
-    pool_size,
+    checks.dtypes,
+    checks.dim_orders,
+    current.lengths_and_ranges,
+    legacy.divisor_override,
+    *current.OUTPUT_SIZE_STEPS,
+    legacy.dtype_switch,
+    current.input_strides_fit,
+    checks.input_strides,
+    legacy.pool_size,
 )
-LOOP_STEPS = legacy.LOOP_STEPS

@@ -17,7 +17,6 @@ from convcheck.registry import Op
 
 
 class ConstantPadNd(Op):
-    name = "constant_pad_nd"
     case_type = ConstantPadNdCase
     revisions = revisions_of(Call, legacy, current)
 

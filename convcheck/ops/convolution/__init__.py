@@ -58,7 +58,6 @@ def revisions_of(call: Callable[[Any], Any], *modules: ModuleType) -> Mapping[st
 
 
 class Convolution(Op):
-    name = "convolution"
     case_type = ConvolutionCase
     revisions = revisions_of(Call, legacy, current)
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from convcheck.case import TensorSpec, channels_last_order, contiguous_order
 from convcheck.fixedint import Arith
 from convcheck.ops.convolution.case import ConvolutionCase
-from convcheck.steps import Accept, Reject, either
+from convcheck.steps import Accept, Reject, Step, either
 
 
 class Call:
@@ -44,6 +44,14 @@ def is_default_or_channels_last(t: TensorSpec) -> bool:
     return is_contiguous(t) or is_channels_last(t)
 
 
+def check_layouts(**tensors: TensorSpec) -> None:
+    """Rejects with ``dim_order.<name>`` the first of ``tensors`` in neither layout the
+    portable kernels are written for."""
+    for name, t in tensors.items():
+        if not is_default_or_channels_last(t):
+            raise Reject(f"dim_order.{name}")
+
+
 def val_at(values: tuple[int, ...], i: int, default: int = 1) -> int:
     """A parameter list of length 1 applies to every dim; an empty one means the default."""
     if len(values) == 1:
@@ -70,6 +78,34 @@ def check_output_padding_below_stride_or_dilation(call: Call) -> None:
         op = val_at(case.output_padding, i)
         if not either(op < val_at(case.stride, i), op < val_at(case.dilation, i)):
             raise Reject("output_padding.too_large")
+
+
+def param_steps(maximum: int | None) -> tuple[Step, Step, Step, Step]:
+    """The steps stride, padding, dilation and output_padding, which the revisions tell
+    apart only by the upper bound (``maximum``; None: none) each revision says why it has.
+
+    The lower bounds are the same: stride >= 1, as the regular output size divides by it;
+    padding >= 0, as a negative one would crop the input; dilation >= 1, as 0 would put
+    every kernel tap on one input element; output_padding >= 0 (transposed calls only),
+    as it only adds output positions, and below the stride or the dilation of its dim.
+    """
+
+    def stride(call: Call, a: Arith) -> None:
+        check_param_array("stride", call.case.stride, call.ndim, 1, maximum)
+
+    def padding(call: Call, a: Arith) -> None:
+        check_param_array("padding", call.case.padding, call.ndim, 0, maximum)
+
+    def dilation(call: Call, a: Arith) -> None:
+        check_param_array("dilation", call.case.dilation, call.ndim, 1, maximum)
+
+    def output_padding(call: Call, a: Arith) -> None:
+        if not call.transposed:
+            return
+        check_param_array("output_padding", call.case.output_padding, call.ndim, 0, maximum)
+        check_output_padding_below_stride_or_dilation(call)
+
+    return stride, padding, dilation, output_padding
 
 
 # -- the tail of convolution_out, after the output sizes ------------------------------

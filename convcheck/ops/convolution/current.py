@@ -13,22 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from convcheck.fixedint import INT32_MAX, Arith
-from convcheck.ops.convolution import legacy
-from convcheck.ops.convolution.checks import (
-    Call,
-    Reject,
-    bias_reads,
-    channels,
-    check_output_padding_below_stride_or_dilation,
-    check_param_array,
-    dtype_switch,
-    empty_out,
-    output_size_valid,
-    resize_out,
-    unsqueezed,
-    val_at,
-    wrapper_strides,
-)
+from convcheck.ops.convolution import checks, legacy
+from convcheck.ops.convolution.checks import Call, Reject, param_steps, unsqueezed, val_at
 from convcheck.ops.convolution.checks import out_strides as int32_out_strides
 from convcheck.ops.convolution.legacy import dim_orders, dtypes
 
@@ -44,46 +30,26 @@ def ranks(call: Call, a: Arith) -> None:
 
 # Bounding these to int32 keeps every later product of two of them, or of one of them and
 # a size, inside int64: the output-size arithmetic cannot overflow.
-def stride(call: Call, a: Arith) -> None:
-    check_param_array("stride", call.case.stride, call.ndim, 1, INT32_MAX)
-
-
-def padding(call: Call, a: Arith) -> None:
-    check_param_array("padding", call.case.padding, call.ndim, 0, INT32_MAX)
-
-
-def dilation(call: Call, a: Arith) -> None:
-    check_param_array("dilation", call.case.dilation, call.ndim, 1, INT32_MAX)
-
-
-def output_padding(call: Call, a: Arith) -> None:
-    if not call.transposed:
-        return
-    check_param_array("output_padding", call.case.output_padding, call.ndim, 0, INT32_MAX)
-    check_output_padding_below_stride_or_dilation(call)
+stride, padding, dilation, output_padding = param_steps(maximum=INT32_MAX)
 
 
 def groups(call: Call, a: Arith) -> None:
     """After this, 1 <= groups <= w.size(0) < 2^31: safe to multiply and divide by."""
-    w0 = call.weight.sizes[0]
     if call.groups < 1:
         raise Reject("groups.nonpos")
-    if w0 < call.groups:
-        raise Reject("groups.gt_weight0")
-    if a.rem_i64(w0, call.groups, "groups.weight0_rem") != 0:
-        raise Reject("groups.not_div_weight0")
+    legacy.groups(call, a)
 
 
 def bias(call: Call, a: Arith) -> None:
+    if call.transposed:
+        expected = a.mul_i64(call.groups, call.weight.sizes[1], "bias.groups_mul")
+    else:
+        expected = call.weight.sizes[0]
     b = call.bias
     if b is None:
         return
     if b.rank != 1:
         raise Reject("bias.rank")
-    if call.transposed:
-        expected = a.mul_i64(call.groups, call.weight.sizes[1], "bias.groups_mul")
-    else:
-        expected = call.weight.sizes[0]
     if b.sizes[0] != expected:
         raise Reject("bias.length")
     # The loops load bias through a per-dtype function that exists for real dtypes only.
@@ -210,18 +176,18 @@ STEPS = (
     output_padding,
     groups,
     bias,
-    channels,
+    checks.channels,
     kernel,
     empty_spatial,
     output_sizes,
-    output_size_valid,
+    checks.output_size_valid,
     output_fits,
-    resize_out,
+    checks.resize_out,
     out_strides,
-    empty_out,
-    dtype_switch,
+    checks.empty_out,
+    checks.dtype_switch,
     strides_fit,
-    wrapper_strides,
-    bias_reads,
+    checks.wrapper_strides,
+    checks.bias_reads,
 )
 LOOP_STEPS = frozenset({"wrapper_strides", "bias_reads"})

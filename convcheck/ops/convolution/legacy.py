@@ -9,23 +9,15 @@ the point of this revision.
 from __future__ import annotations
 
 from convcheck.fixedint import Arith
+from convcheck.ops.convolution import checks
 from convcheck.ops.convolution.checks import (
     Call,
     Reject,
-    bias_reads,
-    channels,
-    check_output_padding_below_stride_or_dilation,
-    check_param_array,
-    dtype_switch,
-    empty_out,
     is_channels_last,
     is_contiguous,
     is_default_or_channels_last,
-    out_strides,
-    output_size_valid,
-    resize_out,
+    param_steps,
     val_at,
-    wrapper_strides,
 )
 
 # -- check_convolution_args -----------------------------------------------------------
@@ -81,26 +73,9 @@ def bias_shape(call: Call, a: Arith) -> None:
         raise Reject("bias.length")
 
 
-def stride(call: Call, a: Arith) -> None:
-    """At least 1; no upper bound."""
-    check_param_array("stride", call.case.stride, call.ndim, 1, None)
-
-
-def padding(call: Call, a: Arith) -> None:
-    """At least 0; no upper bound, so ``2 * p`` can overflow later."""
-    check_param_array("padding", call.case.padding, call.ndim, 0, None)
-
-
-def dilation(call: Call, a: Arith) -> None:
-    """At least 1; no upper bound, so ``d * (k - 1)`` can overflow later."""
-    check_param_array("dilation", call.case.dilation, call.ndim, 1, None)
-
-
-def output_padding(call: Call, a: Arith) -> None:
-    if not call.transposed:
-        return
-    check_param_array("output_padding", call.case.output_padding, call.ndim, 0, None)
-    check_output_padding_below_stride_or_dilation(call)
+# No upper bound: nothing keeps ``2 * padding`` or ``dilation * (kernel - 1)`` from
+# overflowing in the output size.
+stride, padding, dilation, output_padding = param_steps(maximum=None)
 
 
 def groups(call: Call, a: Arith) -> None:
@@ -227,16 +202,16 @@ STEPS = (
     dilation,
     output_padding,
     groups,
-    channels,
+    checks.channels,
     same_dim_order,
     output_sizes,
-    output_size_valid,
-    resize_out,
-    out_strides,
-    empty_out,
-    dtype_switch,
-    wrapper_strides,
+    checks.output_size_valid,
+    checks.resize_out,
+    checks.out_strides,
+    checks.empty_out,
+    checks.dtype_switch,
+    checks.wrapper_strides,
     bias_load_fn,
-    bias_reads,
+    checks.bias_reads,
 )
 LOOP_STEPS = frozenset({"wrapper_strides", "bias_load_fn", "bias_reads"})

@@ -15,7 +15,6 @@ from convcheck.registry import Op
 
 
 class ConvolutionBackward(Op):
-    name = "convolution_backward"
     case_type = ConvolutionBackwardCase
     revisions = revisions_of(Call, legacy, current)
     build_case = staticmethod(build_case)

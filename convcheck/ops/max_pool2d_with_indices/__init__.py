@@ -13,7 +13,6 @@ from convcheck.ops.pooling.op import PoolOp
 from convcheck.registry import Op
 
 OP: Op = PoolOp(
-    "max_pool2d_with_indices",
     MaxPool2dWithIndicesCase,
     build_case,
     known_bugs.LEGACY_BUG_CLASSES,

@@ -9,45 +9,19 @@ The loops visit only the taps inside the input.
 
 from __future__ import annotations
 
-from convcheck.ops.convolution.current import output_fits
 from convcheck.ops.max_pool2d_with_indices import legacy
-from convcheck.ops.max_pool2d_with_indices.legacy import dtype_switch
-from convcheck.ops.pooling.checks import (
-    dim_orders,
-    dtypes,
-    indices_dtype,
-    input_shape,
-    input_strides,
-    output_size_valid,
-)
-from convcheck.ops.pooling.current import (
-    dilation,
-    indices_strides,
-    input_strides_fit,
-    lengths_and_ranges,
-    out_strides,
-    output_sizes,
-    padding_half_kernel,
-)
+from convcheck.ops.pooling import checks, current
 
-# Its own steps are legacy's; the shared steps' ids are ``convcheck.ops.pooling``'s.
-CHECKS = legacy.CHECKS
-
+# Legacy's steps and the shared ones, in the fixed order (their ids are theirs).
 STEPS = (
-    dtypes,
-    indices_dtype,
-    dim_orders,
-    lengths_and_ranges,
-    dilation,
-    input_shape,
-    padding_half_kernel,
-    output_sizes,
-    output_size_valid,
-    output_fits,
-    out_strides,
-    indices_strides,
-    dtype_switch,
-    input_strides_fit,
-    input_strides,
+    checks.dtypes,
+    checks.indices_dtype,
+    checks.dim_orders,
+    current.lengths_and_ranges,
+    current.dilation,
+    *current.OUTPUT_SIZE_STEPS,
+    current.indices_strides,
+    legacy.dtype_switch,
+    current.input_strides_fit,
+    checks.input_strides,
 )
-LOOP_STEPS = legacy.LOOP_STEPS

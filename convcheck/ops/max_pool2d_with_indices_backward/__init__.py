@@ -18,7 +18,6 @@ from convcheck.registry import Op
 
 
 class MaxPool2dWithIndicesBackward(Op):
-    name = "max_pool2d_with_indices_backward"
     case_type = MaxPoolBackwardCase
     revisions = revisions_of(Call, legacy, current)
     build_case = staticmethod(build_case)

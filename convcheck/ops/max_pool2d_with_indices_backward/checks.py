@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from convcheck.case import TensorSpec
 from convcheck.fixedint import Arith
-from convcheck.ops.convolution.checks import is_default_or_channels_last, numel_fits, val_at
+from convcheck.ops.convolution.checks import check_layouts, numel_fits, val_at
 from convcheck.ops.max_pool2d_with_indices_backward.case import MaxPoolBackwardCase
 from convcheck.ops.pooling.legacy import output_size
 from convcheck.steps import Reject
@@ -42,10 +42,7 @@ def dtypes(call: Call, a: Arith) -> None:
 
 
 def dim_orders(call: Call, a: Arith) -> None:
-    if not is_default_or_channels_last(call.input):
-        raise Reject("dim_order.input")
-    if not is_default_or_channels_last(call.grad_output):
-        raise Reject("dim_order.grad_output")
+    check_layouts(input=call.input, grad_output=call.grad_output)
 
 
 def check_list(

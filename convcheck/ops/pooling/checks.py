@@ -5,9 +5,9 @@ names). Each op's revisions put them in that op's C order (docs/checks-pooling.m
 
 from __future__ import annotations
 
-from convcheck.case import Case, TensorSpec, channels_last_order, contiguous_order
+from convcheck.case import Case, TensorSpec
 from convcheck.fixedint import Arith
-from convcheck.ops.convolution.checks import int32_strides, numel_fits, val_at
+from convcheck.ops.convolution.checks import check_layouts, int32_strides, numel_fits, val_at
 from convcheck.steps import Reject
 
 
@@ -36,14 +36,16 @@ def window(call: Call, i: int) -> tuple[int, int, int, int]:
     return k, val_at(call.stride, i, k), val_at(call.padding, i, 0), val_at(call.dilation, i, 1)
 
 
-def is_default_or_channels_last(t: TensorSpec) -> bool:
-    """ExecuTorch defines channels-last for 4-D (and 5-D) tensors only."""
-    return t.order == contiguous_order(t.rank) or (
-        t.rank == 4 and t.order == channels_last_order(4)
-    )
-
-
 # -- checks both revisions run alike ---------------------------------------------------
+
+
+def ceil_mode_last_window(a: Arith, site: str, size: int, n: int, p: int, s: int) -> int:
+    """In ceil mode the last window must start inside the input or its left padding: one
+    that would start in the right padding is dropped."""
+    last = a.mul_i64(a.sub_i64(size, 1, f"{site}.size_minus_1"), s, f"{site}.last_start")
+    if last >= a.add_i64(n, p, f"{site}.input_plus_pad"):
+        return a.sub_i64(size, 1, f"{site}.drop_last")
+    return size
 
 
 def dtypes(call: Call, a: Arith) -> None:
@@ -58,10 +60,7 @@ def indices_dtype(call: Call, a: Arith) -> None:
 
 
 def dim_orders(call: Call, a: Arith) -> None:
-    if not is_default_or_channels_last(call.input):
-        raise Reject("dim_order.input")
-    if not is_default_or_channels_last(call.out):
-        raise Reject("dim_order.out")
+    check_layouts(input=call.input, out=call.out)
 
 
 def input_shape(call: Call, a: Arith) -> None:

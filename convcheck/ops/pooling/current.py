@@ -8,8 +8,12 @@ from collections.abc import Sequence
 
 from convcheck.case import TensorSpec
 from convcheck.fixedint import INT32_MAX, Arith
+from convcheck.ops.convolution.current import output_fits
 from convcheck.ops.pooling.checks import (
     Call,
+    ceil_mode_last_window,
+    input_shape,
+    output_size_valid,
     resize_indices,
     resize_out,
     window,
@@ -70,11 +74,7 @@ def output_size(a: Arith, site: str, n: int, k: int, p: int, s: int, d: int, cei
     if a.mul_i64(quotient, s, f"{site}.times_s") != numerator and numerator < 0:
         quotient = a.sub_i64(quotient, 1, f"{site}.floor")
     size = a.add_i64(quotient, 1, f"{site}.plus_1")
-    if ceil:
-        last = a.mul_i64(a.sub_i64(size, 1, f"{site}.size_minus_1"), s, f"{site}.last_start")
-        if last >= a.add_i64(n, p, f"{site}.input_plus_pad"):
-            size = a.sub_i64(size, 1, f"{site}.drop_last")
-    return size
+    return ceil_mode_last_window(a, site, size, n, p, s) if ceil else size
 
 
 def _strides_fit(tensor: TensorSpec, sizes: Sequence[int], a: Arith, site: str) -> bool:
@@ -115,6 +115,16 @@ def input_strides_fit(call: Call, a: Arith) -> None:
     if not _strides_fit(call.input, call.input.sizes, a, "strides_fit.input"):
         raise Reject("input.stride_too_large")
 
+
+# From the input's shape to out's resize, both kernels run the same steps.
+OUTPUT_SIZE_STEPS = (
+    input_shape,
+    padding_half_kernel,
+    output_sizes,
+    output_size_valid,
+    output_fits,
+    out_strides,
+)
 
 CHECKS = {
     "lengths_and_ranges": tuple(

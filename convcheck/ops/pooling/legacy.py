@@ -6,7 +6,7 @@ included."""
 from __future__ import annotations
 
 from convcheck.fixedint import Arith
-from convcheck.ops.pooling.checks import Call, val_at, window
+from convcheck.ops.pooling.checks import Call, ceil_mode_last_window, val_at, window
 from convcheck.steps import Reject
 
 
@@ -79,11 +79,7 @@ def output_size(
     numerator = a.u64_to_i64(t, f"{site}.numerator")
     quotient = a.div_i64(numerator, s, f"{site}.div_stride")
     size = a.add_i64(quotient, 1, f"{site}.plus_1")
-    if ceil_mode:
-        last = a.mul_i64(a.sub_i64(size, 1, f"{site}.size_minus_1"), s, f"{site}.last_start")
-        if last >= a.add_i64(n, p, f"{site}.input_plus_pad"):
-            size = a.sub_i64(size, 1, f"{site}.drop_last")
-    return size
+    return ceil_mode_last_window(a, site, size, n, p, s) if ceil_mode else size
 
 
 def pool_size(call: Call, a: Arith) -> None:

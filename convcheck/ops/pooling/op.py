@@ -20,21 +20,30 @@ _SHARED_CHECKS = {**checks.CHECKS, **legacy.CHECKS, **current.CHECKS}
 
 
 def revisions(*modules: ModuleType) -> MappingProxyType[str, Revision]:
-    """Each revision module's steps, by the module's name (``legacy``, ``current``), with
-    the check ids of its steps: the shared steps' and the module's own (its ``CHECKS``)."""
+    """Each revision module's steps, by the module's name (``legacy``, ``current``).
+
+    A step's check ids and whether it runs in the loops are the step's own, whichever
+    revision lists it: they are the shared steps' and those the op's modules declare
+    (``CHECKS``, ``LOOP_STEPS``; a module that only reorders steps declares neither).
+    """
+    table = dict(_SHARED_CHECKS)
+    loop_steps: set[str] = set()
+    for module in modules:
+        table.update(getattr(module, "CHECKS", {}))
+        loop_steps.update(getattr(module, "LOOP_STEPS", ()))
     named = {}
     for module in modules:
         name = module.__name__.rpartition(".")[2]
-        table = {**_SHARED_CHECKS, **module.CHECKS}
-        ids = {step.__name__: table.get(step.__name__, ()) for step in module.STEPS}
-        ids = {step: found for step, found in ids.items() if found}
-        named[name] = Revision(name, module.STEPS, module.LOOP_STEPS, Call, MappingProxyType(ids))
+        names = [step.__name__ for step in module.STEPS]
+        ids = {step: table[step] for step in names if table.get(step)}
+        loops = frozenset(loop_steps.intersection(names))
+        named[name] = Revision(name, module.STEPS, loops, Call, MappingProxyType(ids))
     return MappingProxyType(named)
 
 
 class PoolOp(Op):
-    """A pooling kernel: what the two share is here, what is an op's own (its name, case
-    type, construction, legacy bug classes and revision modules) is given."""
+    """A pooling kernel: what the two share is here, what is an op's own (its case type,
+    which names it, construction, legacy bug classes and revision modules) is given."""
 
     case_legend = report.CASE_LEGEND
     describe_case = staticmethod(report.describe_case)
@@ -42,24 +51,18 @@ class PoolOp(Op):
 
     def __init__(
         self,
-        name: str,
         case_type: type[Case],
         build: Callable[[Any, bool], Any],
         classes: Mapping[str, Sequence[tuple[str, ...]]],
         modules: tuple[ModuleType, ...],
     ) -> None:
-        self._name = name
         self._case_type = case_type
         self._revisions = revisions(*modules)
-        self._torch = torch_judge.mapping(name)
+        self._torch = torch_judge.mapping(case_type.OP)
         self._build = build
         self._classes = classes
 
     # Properties, as the protocol's: read-only.
-    @property
-    def name(self) -> str:
-        return self._name
-
     @property
     def case_type(self) -> type[Case]:
         return self._case_type

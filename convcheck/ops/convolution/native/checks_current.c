@@ -19,58 +19,12 @@
 const char cc_revision_name[] = "convcheck current";
 
 /* Step 3. 1-D, 2-D and 3-D convolutions. */
-static const char *step_ranks(const convcheck_call *call, cc_plan *plan) {
-    (void)plan;
-    if (call->input.rank < 3 || call->input.rank > 5) {
-        return "rank.input";
-    }
-    if (call->weight.rank != call->input.rank) {
-        return "rank.weight";
-    }
-    if (call->out.rank != call->input.rank) {
-        return "rank.out";
-    }
-    return NULL;
-}
+const int32_t cc_revision_max_rank = 5;
 
 /* Steps 4 to 7. Each parameter is at most INT32_MAX: then every product of two of them,
    or of one of them and a size (< 2^31), stays below 2^62, and the output-size sums of a
    few such terms stay inside int64. */
-static const char *step_stride(const convcheck_call *call, cc_plan *plan) {
-    (void)plan;
-    /* stride >= 1: the regular output size divides by it. */
-    return cc_param_array(call->stride, call->stride_len, call->input.rank - 2, 1, INT32_MAX,
-                          "stride.length", "stride.range");
-}
-
-static const char *step_padding(const convcheck_call *call, cc_plan *plan) {
-    (void)plan;
-    /* padding >= 0: a negative padding would crop the input. */
-    return cc_param_array(call->padding, call->padding_len, call->input.rank - 2, 0, INT32_MAX,
-                          "padding.length", "padding.range");
-}
-
-static const char *step_dilation(const convcheck_call *call, cc_plan *plan) {
-    (void)plan;
-    /* dilation >= 1: 0 would put every kernel tap on the same input element. */
-    return cc_param_array(call->dilation, call->dilation_len, call->input.rank - 2, 1,
-                          INT32_MAX, "dilation.length", "dilation.range");
-}
-
-static const char *step_output_padding(const convcheck_call *call, cc_plan *plan) {
-    (void)plan;
-    if (!call->transposed) {
-        return NULL;
-    }
-    /* output_padding >= 0: it only adds output positions. */
-    const char *check = cc_param_array(call->output_padding, call->output_padding_len,
-                                       call->input.rank - 2, 0, INT32_MAX,
-                                       "output_padding.length", "output_padding.range");
-    if (check != NULL) {
-        return check;
-    }
-    return cc_output_padding_vs_stride_dilation(call);
-}
+const int64_t cc_revision_param_max = INT32_MAX;
 
 /* Step 8. After this 1 <= groups <= w.size(0) <= INT32_MAX: the `%` here and every later
    multiply or divide by groups is safe. */
@@ -93,34 +47,19 @@ static const char *step_groups(const convcheck_call *call, cc_plan *plan) {
    for the real dtypes only. groups * w.size(1) < 2^62 by step 8. */
 static const char *step_bias(const convcheck_call *call, cc_plan *plan) {
     (void)plan;
+    int64_t expected = call->transposed ? call->groups * (int64_t)call->weight.sizes[1]
+                                        : (int64_t)call->weight.sizes[0];
     if (!call->has_bias) {
         return NULL;
     }
     if (call->bias.rank != 1) {
         return "bias.rank";
     }
-    int64_t expected = call->transposed ? call->groups * (int64_t)call->weight.sizes[1]
-                                        : (int64_t)call->weight.sizes[0];
     if (call->bias.sizes[0] != expected) {
         return "bias.length";
     }
     if (call->bias.dtype == CONVCHECK_BOOL) {
         return "bias.dtype";
-    }
-    return NULL;
-}
-
-/* Step 10. Each group reads w.size(1) input channels (regular); a transposed weight has
-   one row per input channel. */
-static const char *step_channels(const convcheck_call *call, cc_plan *plan) {
-    (void)plan;
-    int64_t in_c = call->input.sizes[1];
-    if (!call->transposed) {
-        if (in_c != call->groups * (int64_t)call->weight.sizes[1]) {
-            return "input.channels";
-        }
-    } else if (in_c != call->weight.sizes[0]) {
-        return "input.channels";
     }
     return NULL;
 }
@@ -173,7 +112,6 @@ static const char *step_empty_spatial(const convcheck_call *call, cc_plan *plan)
 static const char *step_output_sizes(const convcheck_call *call, cc_plan *plan) {
     const convcheck_tensor *in = &call->input;
     const convcheck_tensor *w = &call->weight;
-    int32_t ndim = in->rank - 2;
     plan->out_rank = in->rank;
     plan->out_sizes[0] = in->sizes[0];
     if (in->sizes[1] == 0) {
@@ -183,7 +121,7 @@ static const char *step_output_sizes(const convcheck_call *call, cc_plan *plan) 
     } else {
         plan->out_sizes[1] = w->sizes[0];
     }
-    for (int32_t i = 0; i < ndim; i++) {
+    for (int32_t i = 0; i < in->rank - 2; i++) {
         int64_t n = in->sizes[2 + i];
         int64_t k = w->sizes[2 + i];
         int64_t s = cc_val_at(call->stride, call->stride_len, i, 1);
@@ -268,17 +206,19 @@ static const char *step_strides_fit(const convcheck_call *call, cc_plan *plan) {
     return NULL;
 }
 
+/* Every bound before the arithmetic it protects: groups (8) before the channel and bias
+   multiplies, the parameters (4 to 7) and the kernel (11) before the output sizes (13). */
 const cc_step cc_revision_steps[] = {
     cc_step_dtypes,            /* 1 */
     cc_step_dim_orders,        /* 2 */
-    step_ranks,                /* 3 */
-    step_stride,               /* 4 */
-    step_padding,              /* 5 */
-    step_dilation,             /* 6 */
-    step_output_padding,       /* 7 */
+    cc_step_ranks,             /* 3 */
+    cc_step_stride,            /* 4 */
+    cc_step_padding,           /* 5 */
+    cc_step_dilation,          /* 6 */
+    cc_step_output_padding,    /* 7 */
     step_groups,               /* 8 */
     step_bias,                 /* 9 */
-    step_channels,             /* 10 */
+    cc_step_channels,          /* 10 */
     step_kernel,               /* 11 */
     step_empty_spatial,        /* 12 */
     step_output_sizes,         /* 13 */
@@ -290,5 +230,5 @@ const cc_step cc_revision_steps[] = {
     cc_step_dtype_switch,      /* 19 */
     step_strides_fit,          /* 20 */
     cc_step_bias_load_fn,      /* the loops' bias loader: never NULL here, step 9 refused bool */
+    NULL,
 };
-const size_t cc_revision_step_count = sizeof cc_revision_steps / sizeof cc_revision_steps[0];

@@ -20,20 +20,12 @@ const char cc_revision_name[] = "convcheck legacy";
    keeps the message's arithmetic real, as it is in the original. */
 static char legacy_log[160];
 
+/* Steps 5 to 8. Only lower bounds: nothing keeps 2 * padding or dilation * (k - 1) from
+   overflowing in the output size. */
+const int64_t cc_revision_param_max = INT64_MAX;
+
 /* Step 3. 1-D and 2-D convolutions only: a 5-D (3-D convolution) input is refused. */
-static const char *step_ranks(const convcheck_call *call, cc_plan *plan) {
-    (void)plan;
-    if (call->input.rank != 3 && call->input.rank != 4) {
-        return "rank.input";
-    }
-    if (call->weight.rank != call->input.rank) {
-        return "rank.weight";
-    }
-    if (call->out.rank != call->input.rank) {
-        return "rank.out";
-    }
-    return NULL;
-}
+const int32_t cc_revision_max_rank = 4;
 
 /* Step 4. The original writes
  *     b.size(0) == transposed ? groups * w.size(1) : w.size(0)
@@ -70,44 +62,6 @@ static const char *step_bias_shape(const convcheck_call *call, cc_plan *plan) {
     return NULL;
 }
 
-/* Steps 5 to 8. Only lower bounds: nothing keeps 2 * padding or dilation * (k - 1) from
-   overflowing in the output size. */
-static const char *step_stride(const convcheck_call *call, cc_plan *plan) {
-    (void)plan;
-    /* stride >= 1: the regular output size divides by it. */
-    return cc_param_array(call->stride, call->stride_len, call->input.rank - 2, 1, INT64_MAX,
-                          "stride.length", "stride.range");
-}
-
-static const char *step_padding(const convcheck_call *call, cc_plan *plan) {
-    (void)plan;
-    /* padding >= 0: a negative padding would crop the input. */
-    return cc_param_array(call->padding, call->padding_len, call->input.rank - 2, 0, INT64_MAX,
-                          "padding.length", "padding.range");
-}
-
-static const char *step_dilation(const convcheck_call *call, cc_plan *plan) {
-    (void)plan;
-    /* dilation >= 1: 0 would put every kernel tap on the same input element. */
-    return cc_param_array(call->dilation, call->dilation_len, call->input.rank - 2, 1,
-                          INT64_MAX, "dilation.length", "dilation.range");
-}
-
-static const char *step_output_padding(const convcheck_call *call, cc_plan *plan) {
-    (void)plan;
-    if (!call->transposed) {
-        return NULL;
-    }
-    /* output_padding >= 0: it only adds output positions. */
-    const char *check = cc_param_array(call->output_padding, call->output_padding_len,
-                                       call->input.rank - 2, 0, INT64_MAX,
-                                       "output_padding.length", "output_padding.range");
-    if (check != NULL) {
-        return check;
-    }
-    return cc_output_padding_vs_stride_dilation(call);
-}
-
 /* Step 9. No groups >= 1 check: a negative groups passes both tests, and 0 reaches the
    int64 `%` (division by zero: SIGFPE, or UBSan's division-by-zero). */
 static const char *step_groups(const convcheck_call *call, cc_plan *plan) {
@@ -118,21 +72,6 @@ static const char *step_groups(const convcheck_call *call, cc_plan *plan) {
     }
     if (w0 % call->groups != 0) {
         return "groups.not_div_weight0";
-    }
-    return NULL;
-}
-
-/* Step 10. Each group reads w.size(1) input channels (regular); a transposed weight has
-   one row per input channel. The multiply is unchecked: a huge negative groups gets here. */
-static const char *step_channels(const convcheck_call *call, cc_plan *plan) {
-    (void)plan;
-    int64_t in_c = call->input.sizes[1];
-    if (!call->transposed) {
-        if (in_c != call->groups * (int64_t)call->weight.sizes[1]) {
-            return "input.channels";
-        }
-    } else if (in_c != call->weight.sizes[0]) {
-        return "input.channels";
     }
     return NULL;
 }
@@ -173,7 +112,6 @@ static int64_t kernel_output_size(size_t in, int64_t kernel, int64_t pad, int64_
 static const char *step_output_sizes(const convcheck_call *call, cc_plan *plan) {
     const convcheck_tensor *in = &call->input;
     const convcheck_tensor *w = &call->weight;
-    int32_t ndim = in->rank - 2;
     plan->out_rank = in->rank;
     plan->out_sizes[0] = in->sizes[0];
     int64_t channels;
@@ -185,7 +123,7 @@ static const char *step_output_sizes(const convcheck_call *call, cc_plan *plan) 
         channels = w->sizes[0];
     }
     plan->out_sizes[1] = (int32_t)channels; /* narrowed to the int32 size type */
-    for (int32_t i = 0; i < ndim; i++) {
+    for (int32_t i = 0; i < in->rank - 2; i++) {
         int64_t k = w->sizes[2 + i];
         int64_t s = cc_val_at(call->stride, call->stride_len, i, k);
         int64_t d = cc_val_at(call->dilation, call->dilation_len, i, 1);
@@ -218,17 +156,18 @@ static const char *step_out_strides(const convcheck_call *call, cc_plan *plan) {
     return NULL;
 }
 
+/* check_convolution_args (1 to 10), then convolution_out (11 to 19). */
 const cc_step cc_revision_steps[] = {
     cc_step_dtypes,            /* 1 */
     cc_step_dim_orders,        /* 2 */
-    step_ranks,                /* 3 */
+    cc_step_ranks,             /* 3 */
     step_bias_shape,           /* 4 */
-    step_stride,               /* 5 */
-    step_padding,              /* 6 */
-    step_dilation,             /* 7 */
-    step_output_padding,       /* 8 */
+    cc_step_stride,            /* 5 */
+    cc_step_padding,           /* 6 */
+    cc_step_dilation,          /* 7 */
+    cc_step_output_padding,    /* 8 */
     step_groups,               /* 9 */
-    step_channels,             /* 10 */
+    cc_step_channels,          /* 10 */
     step_same_dim_order,       /* 11 */
     step_output_sizes,         /* 12 */
     cc_step_output_size_valid, /* 13 */
@@ -237,5 +176,5 @@ const cc_step cc_revision_steps[] = {
     cc_step_empty_out,         /* 16 */
     cc_step_dtype_switch,      /* 17 */
     cc_step_bias_load_fn,      /* 19: a bool bias gets a NULL load function, called by the loops */
+    NULL,
 };
-const size_t cc_revision_step_count = sizeof cc_revision_steps / sizeof cc_revision_steps[0];

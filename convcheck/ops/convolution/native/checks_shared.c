@@ -1,7 +1,8 @@
 /*
  * checks_shared.c: the predicates both revisions use, and the steps of docs/checks.md
- * that are the same in `legacy` and `current` (dtypes, dim_orders, and the tail of
- * convolution.out after the output sizes).
+ * that are the same in `legacy` and `current` (dtypes, dim_orders, the parameter arrays
+ * up to the revision's bound, channels, and the tail of convolution.out after the output
+ * sizes).
  */
 #include <stdint.h>
 
@@ -39,8 +40,9 @@ int cc_is_default_or_channels_last(const convcheck_tensor *t) {
 
 /* ExecuTorch's param_array_is_valid: one value for all spatial dims or one per dim, and
    each within [min_value, max_value] (the caller says why its bounds are what they are). */
-const char *cc_param_array(const int64_t *values, int64_t len, int64_t ndim, int64_t min_value,
-                           int64_t max_value, const char *length_id, const char *range_id) {
+static const char *cc_param_array(const int64_t *values, int64_t len, int64_t ndim,
+                                  int64_t min_value, int64_t max_value, const char *length_id,
+                                  const char *range_id) {
     if (len != 1 && len != ndim) {
         return length_id;
     }
@@ -54,7 +56,7 @@ const char *cc_param_array(const int64_t *values, int64_t len, int64_t ndim, int
 
 /* A transposed convolution's output padding must be below the stride or the dilation of
    its dim, else it would add output positions that no input reaches. */
-const char *cc_output_padding_vs_stride_dilation(const convcheck_call *call) {
+static const char *cc_output_padding_vs_stride_dilation(const convcheck_call *call) {
     int64_t ndim = call->input.rank - 2;
     for (int64_t i = 0; i < ndim; i++) {
         int64_t op = cc_val_at(call->output_padding, call->output_padding_len, i, 1);
@@ -63,6 +65,75 @@ const char *cc_output_padding_vs_stride_dilation(const convcheck_call *call) {
         if (!(op < s || op < d)) {
             return "output_padding.too_large";
         }
+    }
+    return NULL;
+}
+
+/* An input of rank 3 up to cc_revision_max_rank (one to rank - 2 spatial dims); weight and
+   out of the input's rank. */
+const char *cc_step_ranks(const convcheck_call *call, cc_plan *plan) {
+    (void)plan;
+    if (call->input.rank < 3 || call->input.rank > cc_revision_max_rank) {
+        return "rank.input";
+    }
+    if (call->weight.rank != call->input.rank) {
+        return "rank.weight";
+    }
+    if (call->out.rank != call->input.rank) {
+        return "rank.out";
+    }
+    return NULL;
+}
+
+/* The parameter arrays, each value at most cc_revision_param_max (the revision says why).
+   stride >= 1: the regular output size divides by it. */
+const char *cc_step_stride(const convcheck_call *call, cc_plan *plan) {
+    (void)plan;
+    return cc_param_array(call->stride, call->stride_len, call->input.rank - 2, 1,
+                          cc_revision_param_max, "stride.length", "stride.range");
+}
+
+/* padding >= 0: a negative padding would crop the input. */
+const char *cc_step_padding(const convcheck_call *call, cc_plan *plan) {
+    (void)plan;
+    return cc_param_array(call->padding, call->padding_len, call->input.rank - 2, 0,
+                          cc_revision_param_max, "padding.length", "padding.range");
+}
+
+/* dilation >= 1: 0 would put every kernel tap on the same input element. */
+const char *cc_step_dilation(const convcheck_call *call, cc_plan *plan) {
+    (void)plan;
+    return cc_param_array(call->dilation, call->dilation_len, call->input.rank - 2, 1,
+                          cc_revision_param_max, "dilation.length", "dilation.range");
+}
+
+/* output_padding >= 0 (transposed calls only): it only adds output positions. */
+const char *cc_step_output_padding(const convcheck_call *call, cc_plan *plan) {
+    (void)plan;
+    if (!call->transposed) {
+        return NULL;
+    }
+    const char *check = cc_param_array(call->output_padding, call->output_padding_len,
+                                       call->input.rank - 2, 0, cc_revision_param_max,
+                                       "output_padding.length", "output_padding.range");
+    if (check != NULL) {
+        return check;
+    }
+    return cc_output_padding_vs_stride_dilation(call);
+}
+
+/* Each group reads w.size(1) input channels (regular); a transposed weight has one row
+   per input channel. The multiply is in range only where the revision bounded groups
+   first: in legacy a hugely negative groups overflows it. */
+const char *cc_step_channels(const convcheck_call *call, cc_plan *plan) {
+    (void)plan;
+    int64_t in_c = call->input.sizes[1];
+    if (!call->transposed) {
+        if (in_c != call->groups * (int64_t)call->weight.sizes[1]) {
+            return "input.channels";
+        }
+    } else if (in_c != call->weight.sizes[0]) {
+        return "input.channels";
     }
     return NULL;
 }

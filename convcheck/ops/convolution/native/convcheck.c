@@ -67,7 +67,7 @@ static int32_t run_checks(const convcheck_call *call, convcheck_result *result, 
         set_check(result, "abi.malformed_call");
         return -1;
     }
-    for (size_t i = 0; i < cc_revision_step_count; i++) {
+    for (size_t i = 0; cc_revision_steps[i] != NULL; i++) {
         const char *check = cc_revision_steps[i](call, plan);
         if (check != NULL) {
             set_check(result, check);
