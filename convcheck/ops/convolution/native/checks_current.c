@@ -212,9 +212,7 @@ const cc_step cc_revision_steps[] = {
     cc_step_dtypes,            /* 1 */
     cc_step_dim_orders,        /* 2 */
     cc_step_ranks,             /* 3 */
-    cc_step_stride,            /* 4 */
-    cc_step_padding,           /* 5 */
-    cc_step_dilation,          /* 6 */
+    cc_step_param_arrays,      /* 4 to 6 */
     cc_step_output_padding,    /* 7 */
     step_groups,               /* 8 */
     step_bias,                 /* 9 */

@@ -162,9 +162,7 @@ const cc_step cc_revision_steps[] = {
     cc_step_dim_orders,        /* 2 */
     cc_step_ranks,             /* 3 */
     step_bias_shape,           /* 4 */
-    cc_step_stride,            /* 5 */
-    cc_step_padding,           /* 6 */
-    cc_step_dilation,          /* 7 */
+    cc_step_param_arrays,      /* 5 to 7 */
     cc_step_output_padding,    /* 8 */
     step_groups,               /* 9 */
     cc_step_channels,          /* 10 */

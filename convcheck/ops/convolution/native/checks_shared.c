@@ -85,26 +85,26 @@ const char *cc_step_ranks(const convcheck_call *call, cc_plan *plan) {
     return NULL;
 }
 
-/* The parameter arrays, each value at most cc_revision_param_max (the revision says why).
-   stride >= 1: the regular output size divides by it. */
-const char *cc_step_stride(const convcheck_call *call, cc_plan *plan) {
+/* Steps stride, padding and dilation: the parameter arrays, each value at most
+   cc_revision_param_max (the revision says why) and at least its own minimum: stride 1,
+   as the regular output size divides by it; padding 0, as a negative padding would crop
+   the input; dilation 1, as 0 would put every kernel tap on the same input element. One
+   function for the three, as ExecuTorch checks them with one helper. */
+const char *cc_step_param_arrays(const convcheck_call *call, cc_plan *plan) {
     (void)plan;
-    return cc_param_array(call->stride, call->stride_len, call->input.rank - 2, 1,
-                          cc_revision_param_max, "stride.length", "stride.range");
-}
-
-/* padding >= 0: a negative padding would crop the input. */
-const char *cc_step_padding(const convcheck_call *call, cc_plan *plan) {
-    (void)plan;
-    return cc_param_array(call->padding, call->padding_len, call->input.rank - 2, 0,
-                          cc_revision_param_max, "padding.length", "padding.range");
-}
-
-/* dilation >= 1: 0 would put every kernel tap on the same input element. */
-const char *cc_step_dilation(const convcheck_call *call, cc_plan *plan) {
-    (void)plan;
-    return cc_param_array(call->dilation, call->dilation_len, call->input.rank - 2, 1,
-                          cc_revision_param_max, "dilation.length", "dilation.range");
+    int64_t ndim = call->input.rank - 2, max = cc_revision_param_max;
+    const char *check =
+        cc_param_array(call->stride, call->stride_len, ndim, 1, max, "stride.length",
+                       "stride.range");
+    if (check == NULL) {
+        check = cc_param_array(call->padding, call->padding_len, ndim, 0, max,
+                               "padding.length", "padding.range");
+    }
+    if (check == NULL) {
+        check = cc_param_array(call->dilation, call->dilation_len, ndim, 1, max,
+                               "dilation.length", "dilation.range");
+    }
+    return check;
 }
 
 /* output_padding >= 0 (transposed calls only): it only adds output positions. */

@@ -170,38 +170,7 @@ typedef struct {
     int32_t has_bias;
     const void *bias;
     cc_load_fn load_bias; /* may be NULL in legacy: called anyway */
-    int64_t *taps[3];     /* per spatial dim, room for one entry per kernel tap */
-    int64_t *positions[3];
 } conv_args;
-
-/* The kernel taps of each spatial dim that touch a position inside [0, limit) from
-   `from`, in increasing order, with the positions they touch: what both convolutions
-   iterate over, skipping the taps that fall in the padding. */
-typedef struct {
-    int64_t count[3];
-    const int64_t *tap[3];
-    const int64_t *position[3];
-} taps3;
-
-static taps3 taps_inside(const conv_args *a, const int64_t from[3], const int64_t limit[3]) {
-    taps3 t;
-    for (int32_t d = 0; d < 3; d++) {
-        int64_t count = 0;
-        for (int64_t k = 0; k < a->w.sizes[2 + d]; k++) {
-            int64_t at =
-                tap_position(from[d], a->q.stride[d], k, a->q.dilation[d], a->q.padding[d]);
-            if (at >= 0 && at < limit[d]) {
-                a->taps[d][count] = k;
-                a->positions[d][count] = at;
-                count++;
-            }
-        }
-        t.count[d] = count;
-        t.tap[d] = a->taps[d];
-        t.position[d] = a->positions[d];
-    }
-    return t;
-}
 
 /* bias[oc], read through the load function the bias_load_fn step looked up: in legacy a
    bool bias has none (NULL) and this calls it anyway. Kept out of line (noinline) so that
@@ -219,18 +188,29 @@ static cc_value regular_sum(const conv_args *a, int64_t n, int64_t g, int64_t oc
                             const int64_t o[3]) {
     const view5 *in = &a->in, *w = &a->w;
     int64_t in_c_per_group = in->sizes[1] / a->groups;
-    taps3 t = taps_inside(a, o, &in->sizes[2]);
     cc_value acc = zero_value();
     for (int64_t icg = 0; icg < in_c_per_group; icg++) {
         int64_t ic = g * in_c_per_group + icg;
-        for (int64_t j0 = 0; j0 < t.count[0]; j0++) {
-            for (int64_t j1 = 0; j1 < t.count[1]; j1++) {
-                for (int64_t j2 = 0; j2 < t.count[2]; j2++) {
-                    int64_t at = offset5(in, n, ic, t.position[0][j0], t.position[1][j1],
-                                         t.position[2][j2]);
-                    cc_value x = a->load(in->data, at, a->kind);
-                    at = offset5(w, oc, icg, t.tap[0][j0], t.tap[1][j1], t.tap[2][j2]);
-                    acc = mul_add(a->kind, acc, x, a->load(w->data, at, a->kind));
+        for (int64_t k0 = 0; k0 < w->sizes[2]; k0++) {
+            int64_t i0 = tap_position(o[0], a->q.stride[0], k0, a->q.dilation[0], a->q.padding[0]);
+            if (i0 < 0 || i0 >= in->sizes[2]) {
+                continue;
+            }
+            for (int64_t k1 = 0; k1 < w->sizes[3]; k1++) {
+                int64_t i1 =
+                    tap_position(o[1], a->q.stride[1], k1, a->q.dilation[1], a->q.padding[1]);
+                if (i1 < 0 || i1 >= in->sizes[3]) {
+                    continue;
+                }
+                for (int64_t k2 = 0; k2 < w->sizes[4]; k2++) {
+                    int64_t i2 =
+                        tap_position(o[2], a->q.stride[2], k2, a->q.dilation[2], a->q.padding[2]);
+                    if (i2 < 0 || i2 >= in->sizes[4]) {
+                        continue;
+                    }
+                    cc_value x = a->load(in->data, offset5(in, n, ic, i0, i1, i2), a->kind);
+                    cc_value y = a->load(w->data, offset5(w, oc, icg, k0, k1, k2), a->kind);
+                    acc = mul_add(a->kind, acc, x, y);
                 }
             }
         }
@@ -270,15 +250,24 @@ static void regular_convolution(const conv_args *a) {
 static void transposed_scatter(const conv_args *a, cc_value *plane, int64_t ic, int64_t ocg,
                                cc_value x, const int64_t i[3]) {
     const view5 *w = &a->w, *out = &a->out;
-    taps3 t = taps_inside(a, i, &out->sizes[2]);
-    for (int64_t j0 = 0; j0 < t.count[0]; j0++) {
-        for (int64_t j1 = 0; j1 < t.count[1]; j1++) {
-            for (int64_t j2 = 0; j2 < t.count[2]; j2++) {
-                int64_t k = offset5(w, ic, ocg, t.tap[0][j0], t.tap[1][j1], t.tap[2][j2]);
-                cc_value y = a->load(w->data, k, a->kind);
-                int64_t at = (t.position[0][j0] * out->sizes[3] + t.position[1][j1]) *
-                                 out->sizes[4] +
-                             t.position[2][j2];
+    for (int64_t k0 = 0; k0 < w->sizes[2]; k0++) {
+        int64_t o0 = tap_position(i[0], a->q.stride[0], k0, a->q.dilation[0], a->q.padding[0]);
+        if (o0 < 0 || o0 >= out->sizes[2]) {
+            continue;
+        }
+        for (int64_t k1 = 0; k1 < w->sizes[3]; k1++) {
+            int64_t o1 = tap_position(i[1], a->q.stride[1], k1, a->q.dilation[1], a->q.padding[1]);
+            if (o1 < 0 || o1 >= out->sizes[3]) {
+                continue;
+            }
+            for (int64_t k2 = 0; k2 < w->sizes[4]; k2++) {
+                int64_t o2 =
+                    tap_position(i[2], a->q.stride[2], k2, a->q.dilation[2], a->q.padding[2]);
+                if (o2 < 0 || o2 >= out->sizes[4]) {
+                    continue;
+                }
+                cc_value y = a->load(w->data, offset5(w, ic, ocg, k0, k1, k2), a->kind);
+                int64_t at = (o0 * out->sizes[3] + o1) * out->sizes[4] + o2;
                 plane[at] = mul_add(a->kind, plane[at], x, y);
             }
         }
@@ -355,25 +344,9 @@ int32_t cc_convolution(const convcheck_call *call, const cc_plan *plan) {
     a.has_bias = call->has_bias;
     a.bias = call->has_bias ? call->bias.data : NULL;
     a.load_bias = plan->load_bias;
-    int64_t kernel_taps = a.w.sizes[2] + a.w.sizes[3] + a.w.sizes[4];
-    /* One block for the six tap lists (each dim's kernel size, twice); + 1 so that a
-       kernel without taps still gets a block. */
-    int64_t *scratch = malloc((size_t)(2 * kernel_taps + 1) * sizeof *scratch);
-    if (scratch == NULL) {
-        return -2;
-    }
-    int64_t *next = scratch;
-    for (int32_t d = 0; d < 3; d++) {
-        a.taps[d] = next;
-        a.positions[d] = next + a.w.sizes[2 + d];
-        next += 2 * a.w.sizes[2 + d];
-    }
-    int32_t status = 0;
     if (call->transposed) {
-        status = transposed_convolution(&a);
-    } else {
-        regular_convolution(&a);
+        return transposed_convolution(&a);
     }
-    free(scratch);
-    return status;
+    regular_convolution(&a);
+    return 0;
 }

@@ -33,8 +33,8 @@ int cc_is_contiguous(const convcheck_tensor *t);
 int cc_is_channels_last(const convcheck_tensor *t);
 int cc_is_default_or_channels_last(const convcheck_tensor *t);
 
-cc_step_fn cc_step_dtypes, cc_step_dim_orders, cc_step_ranks, cc_step_stride, cc_step_padding,
-    cc_step_dilation, cc_step_output_padding, cc_step_channels, cc_step_output_size_valid,
+cc_step_fn cc_step_dtypes, cc_step_dim_orders, cc_step_ranks, cc_step_param_arrays,
+    cc_step_output_padding, cc_step_channels, cc_step_output_size_valid,
     cc_step_resize_out, cc_step_empty_out, cc_step_dtype_switch, cc_step_bias_load_fn;
 
 #endif /* CONVCHECK_INTERNAL_H */
