@@ -27,21 +27,27 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from convcheck import files, model
+from convcheck import files, model, registry
 from convcheck.case import Case
 from convcheck.errors import ConvcheckError, value_repr
 from convcheck.outcome import REJECT, Outcome
 from convcheck.simplicity import complexity
 from convcheck.validation import check_choice
 
-# Every check id of docs/checks.md, both revisions: the model's tables of them
-# (tests/engine/test_torch_apart.py holds this equal to the document).
-CHECK_IDS = frozenset(
-    check
-    for revision in model.REVISIONS
-    for checks in model.revision_named(revision).checks.values()
-    for check in checks
-)
+
+def ids_of(op: str) -> frozenset[str]:
+    """Every check id of ``op``'s steps, both revisions: the model's tables of them."""
+    return frozenset(
+        check
+        for revision in model.REVISIONS
+        for checks in model.revision_named(revision, op).checks.values()
+        for check in checks
+    )
+
+
+# Every check id of docs/checks.md (tests/engine/test_torch_apart.py holds this equal to
+# the document).
+CHECK_IDS = ids_of(registry.DEFAULT_OP)
 
 COMPARE = ("id", "verdict")
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from convcheck import model, registry, targets
 from convcheck.case import Case
-from convcheck.check_ids import CHECK_IDS, CheckMap, IdReader
+from convcheck.check_ids import CHECK_IDS, CheckMap, IdReader, ids_of
 from convcheck.errors import ConvcheckError
 from convcheck.findings import Finding, FindingKind, findings
 from convcheck.judgement import Judgement
@@ -132,7 +132,7 @@ class Judges:
         # compared with the model's: the kernel's semantics, as far as they are known.
         self._model_is_kernel = target is None and registry.get(op).native is None
         # The target's check ids, read as ours; the ids it cannot read, counted.
-        self.ids = IdReader(check_map, compare, CHECK_IDS | own_ids)
+        self.ids = IdReader(check_map, compare, CHECK_IDS | ids_of(op) | own_ids)
         if mapping is not None:
             self.torch = mapping.judge(jobs=jobs, timeout=max(timeout, 20.0), warm=warm)
             self._explain = mapping.explain

@@ -82,7 +82,7 @@ MUTANTS = [
     Mutant(
         "out-strides-deleted",
         CURRENT,
-        "    if (!strides_fit(plan->out_rank, plan->out_sizes, call->out.dim_order)) {\n"
+        "    if (!cc_strides_fit(plan->out_rank, plan->out_sizes, call->out.dim_order)) {\n"
         '        return "output.stride_too_large";\n    }\n',
         "",
     ),

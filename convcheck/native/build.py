@@ -127,6 +127,8 @@ def build_worker(sanitized: bool = True, op: str = registry.DEFAULT_OP) -> Path:
         [
             *(SOURCE_DIR / name for name in (UNIT_HEADER, *WORKER_HEADERS)),
             kernel.directory / kernel.abi_header,
+            # What the ABI header includes (pooling's includes convolution's).
+            *(kernel.directory / name for name in kernel.headers),
         ],
         libraries=WORKER_LIBRARIES,
         generated=(

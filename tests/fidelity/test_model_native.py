@@ -8,6 +8,7 @@ wrong; the message shows the case so `convcheck explain` can say which.
 import collections
 
 import pytest
+from agreement import disagreements
 
 from convcheck import model
 from convcheck.generate import random_cases
@@ -27,20 +28,6 @@ def judged(request):
         small = [c for c, o in pairs if o.verdict == "accept" and is_small(c)]
         ran = judge.run(small)
     return revision, pairs, list(zip(small, ran, strict=True))
-
-
-def disagreements(revision, pairs, with_loops):
-    bad = collections.Counter()
-    example = {}
-    for case, actual in pairs:
-        if with_loops and actual.verdict == "accept" and actual.values is None:
-            continue  # too large to run: the check entry already compared it
-        predicted = model.predict(model.run(case, revision), with_loops)
-        if not predicted.agrees(actual):
-            key = (predicted.category, actual.category)
-            bad[key] += 1
-            example.setdefault(key, case.dumps())
-    return bad, example
 
 
 def test_check_entry_agrees_with_the_model(judged):

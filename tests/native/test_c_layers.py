@@ -18,7 +18,7 @@ SOURCE_DIR = KERNEL.directory
 
 # Lowest first; a file may see what its own layer and the layers below define.
 LAYERS = (
-    ("elements.c",),
+    ("elements.c", "tensors.c"),
     ("conv_loops.c",),
     ("checks_shared.c", "checks_legacy.c", "checks_current.c"),
     ("convcheck.c",),

@@ -1,9 +1,9 @@
-"""Campaigns on the pooling ops without a C kernel: the random engine builds their calls,
-the model and exact arithmetic judge them, and torch's check path where asked (the model
-then stands for the kernel before torch); the shrinker minimises each finding. legacy's
-classes that the model sees alone (an ordering or an overflow in the checks and the
-output-size arithmetic), and with torch those it parts from torch by, are all found, each
-finding names its class, and current finds nothing of the kernel's."""
+"""Campaigns on the pooling ops: the random engine builds their calls, the model and
+exact arithmetic judge them, and where asked our C kernel and torch's check path; the
+shrinker minimises each finding. legacy's classes that the model sees alone (an ordering
+or an overflow in the checks and the output-size arithmetic), and with the kernel and
+torch those it parts from torch by, are all found, each finding names its class, and
+current finds nothing of the kernel's."""
 
 import pytest
 
@@ -44,7 +44,8 @@ OWN_TORCH_VISIBLE = {
 
 
 def campaign(op, revision, cases, seed=1, torch=False):
-    with Judges(revision, op=op, use_native=False, use_torch=torch) as judges:
+    """The model alone, or with torch the full pipeline (our C kernel, torch)."""
+    with Judges(revision, op=op, use_native=torch, use_torch=torch) as judges:
         run = Campaign(judges, budget=Budget(cases=cases))
         run.explore(engines.load("random"), seed)
         run.minimize_all()

@@ -97,12 +97,13 @@ def pool_size(call: Call, a: Arith) -> None:
             site = f"loops.{which}_window.dim{i}"
             last = call.out_sizes[-2 + i]
             out_index = 0 if position == 0 else a.sub_i64(last, 1, f"{site}.last_index")
-            # ``out_y * s_H``: a size_t times an int64, so unsigned; stored into int64.
-            start = a.u64_to_i64(
-                a.mul_u64(out_index, a.i64_to_u64(s, f"{site}.stride_u"), f"{site}.times_stride"),
-                f"{site}.start_i64",
+            # ``out_y * s_H - p_H``: out_y is a size_t, so the product and the difference
+            # are unsigned (they wrap); the result is stored into int64.
+            product = a.mul_u64(
+                out_index, a.i64_to_u64(s, f"{site}.stride_u"), f"{site}.times_stride"
             )
-            start = a.sub_i64(start, p, f"{site}.minus_pad")
+            difference = a.sub_u64(product, a.i64_to_u64(p, f"{site}.pad_u"), f"{site}.minus_pad")
+            start = a.u64_to_i64(difference, f"{site}.start_i64")
             end = min(
                 a.add_i64(start, k, f"{site}.plus_kernel"),
                 a.add_i64(call.input.sizes[-2 + i], p, f"{site}.input_plus_pad"),

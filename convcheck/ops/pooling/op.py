@@ -8,9 +8,9 @@ from types import MappingProxyType, ModuleType
 from typing import Any
 
 from convcheck.case import Case
-from convcheck.ops.pooling import checks, current, legacy, report, solving, torch_judge
+from convcheck.ops.pooling import checks, current, legacy, native, report, solving, torch_judge
 from convcheck.ops.pooling.checks import Call
-from convcheck.registry import Op, class_of
+from convcheck.registry import NativeKernel, Op, class_of
 from convcheck.steps import Revision
 from convcheck.torch_mapping import TorchMapping
 
@@ -75,6 +75,11 @@ class PoolOp(Op):
     def torch(self) -> TorchMapping:
         """ATen's check path (``torch_judge``): verdicts and check ids, no values."""
         return self._torch
+
+    @property
+    def native(self) -> NativeKernel:
+        """Our C kernel of both pooling ops (``native``)."""
+        return native.KERNEL
 
     def build_case(self, src: Any, small: bool = False) -> Any:
         return self._build(src, small)

@@ -9,14 +9,20 @@ from types import MappingProxyType
 
 from convcheck.registry import NativeKernel
 
-_SHARED = ("convcheck.c", "checks_shared.c", "elements.c", "conv_loops.c")
+_SHARED = ("convcheck.c", "checks_shared.c", "elements.c", "tensors.c", "conv_loops.c")
 
 KERNEL = NativeKernel(
     directory=Path(__file__).resolve().parent,
     sources=MappingProxyType(
         {revision: (*_SHARED, f"checks_{revision}.c") for revision in ("legacy", "current")}
     ),
-    headers=("convcheck_abi.h", "convcheck_internal.h", "conv_loops.h", "elements.h"),
+    headers=(
+        "convcheck_abi.h",
+        "convcheck_internal.h",
+        "conv_loops.h",
+        "elements.h",
+        "tensors.h",
+    ),
     call_unit="call.c",
     abi_header="convcheck_abi.h",
     entry_points=("convcheck_abi_version", "convcheck_name", "convcheck_check", "convcheck_run"),

@@ -152,25 +152,10 @@ static const char *step_output_fits(const convcheck_call *call, cc_plan *plan) {
     return NULL;
 }
 
-/* Whether every stride the tensor library would compute in int32 from these sizes fits:
-   computed here in int64 (each factor is at most INT32_MAX once the previous stride
-   passed, so no product overflows). */
-static int strides_fit(int32_t rank, const int64_t *sizes, const int32_t *order) {
-    int64_t stride = 1;
-    for (int32_t i = rank - 1; i > 0; i--) {
-        int64_t size = sizes[order[i]];
-        stride *= size == 0 ? 1 : size;
-        if (stride > INT32_MAX) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 /* Step 17, beyond PR 24385. out's strides must fit the int32 stride type as well as its
    sizes: a larger one is refused before the tensor library would compute it in int32. */
 static const char *step_out_strides(const convcheck_call *call, cc_plan *plan) {
-    if (!strides_fit(plan->out_rank, plan->out_sizes, call->out.dim_order)) {
+    if (!cc_strides_fit(plan->out_rank, plan->out_sizes, call->out.dim_order)) {
         return "output.stride_too_large";
     }
     return NULL;
@@ -186,10 +171,10 @@ static int loop_strides_fit(const convcheck_tensor *t) {
         sizes[i] = t->sizes[i];
     }
     if (t->rank != 3) {
-        return strides_fit(t->rank, sizes, t->dim_order);
+        return cc_strides_fit(t->rank, sizes, t->dim_order);
     }
     cc_unsqueeze(t, sizes, sizes4, order4);
-    return strides_fit(4, sizes4, order4);
+    return cc_strides_fit(4, sizes4, order4);
 }
 
 /* Step 20, beyond PR 24385 as well. The loops' set-up computes input's and weight's strides

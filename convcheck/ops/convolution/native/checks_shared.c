@@ -8,36 +8,6 @@
 
 #include "convcheck_internal.h"
 
-int cc_is_contiguous(const convcheck_tensor *t) {
-    for (int32_t i = 0; i < t->rank; i++) {
-        if (t->dim_order[i] != i) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* ExecuTorch defines channels-last for 4-D and 5-D tensors only: [0, 2, 3, 1] and
-   [0, 2, 3, 4, 1]. A 3-D [0, 2, 1] is neither contiguous nor channels-last. */
-int cc_is_channels_last(const convcheck_tensor *t) {
-    if (t->rank != 4 && t->rank != 5) {
-        return 0;
-    }
-    if (t->dim_order[0] != 0 || t->dim_order[t->rank - 1] != 1) {
-        return 0;
-    }
-    for (int32_t i = 1; i < t->rank - 1; i++) {
-        if (t->dim_order[i] != i + 1) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-int cc_is_default_or_channels_last(const convcheck_tensor *t) {
-    return cc_is_contiguous(t) || cc_is_channels_last(t);
-}
-
 /* ExecuTorch's param_array_is_valid: one value for all spatial dims or one per dim, and
    each within [min_value, max_value] (the caller says why its bounds are what they are). */
 static const char *cc_param_array(const int64_t *values, int64_t len, int64_t ndim,

@@ -1,0 +1,132 @@
+"""The pooling ops' own C kernel (``convcheck/ops/pooling/native``), judged through the
+generic C worker: it answers as the model does on the same generated calls, its values
+are the pooling of the inputs every judge is given, and legacy's arithmetic bugs crash
+the sanitized build where issue 29 says they do."""
+
+import collections
+
+import numpy as np
+import pytest
+from agreement import disagreements
+from pool_builders import avg, max_pool
+
+from convcheck.fixedint import INT64_MIN
+from convcheck.generate import random_cases
+from convcheck.judges import is_small
+from convcheck.native import NativeJudge
+from convcheck.values import logical_values
+
+OPS = ("avg_pool2d", "max_pool2d_with_indices")
+CASES_PER_REVISION = 20_000
+
+
+@pytest.fixture(scope="module", params=[(op, r) for op in OPS for r in ("legacy", "current")])
+def judged(request):
+    op, revision = request.param
+    cases = random_cases(seed=29, count=CASES_PER_REVISION, op=op)
+    with NativeJudge(revision, op=op, jobs=2) as judge:
+        checked = list(zip(cases, judge.check(cases), strict=True))
+        small = [c for c, o in checked if o.verdict == "accept" and is_small(c)]
+        ran = list(zip(small, judge.run(small), strict=True))
+    return op, revision, checked, ran
+
+
+def test_its_check_entry_answers_as_the_model(judged):
+    op, revision, checked, _ = judged
+    bad, example = disagreements(revision, checked, with_loops=False)
+    assert not bad, f"{op} {revision}: {dict(bad)}; first cases: {example}"
+    verdicts = collections.Counter(o.category for _, o in checked)
+    assert verdicts["accept"] > 2000 and len(verdicts) >= 12, verdicts
+
+
+def test_its_run_entry_answers_as_the_model(judged):
+    op, revision, _, ran = judged
+    bad, example = disagreements(revision, ran, with_loops=True)
+    assert not bad, f"{op} {revision}: {dict(bad)}; first cases: {example}"
+    assert sum(o.values is not None for _, o in ran) > 2000
+
+
+def windows(case, i, out_size):
+    """Spatial dim ``i``'s windows as (start, end, padded extent) per output position."""
+    k = case.kernel_size[i % len(case.kernel_size)]
+    s = case.stride[i % len(case.stride)] if case.stride else k
+    p = case.padding[i % len(case.padding)]
+    d = case.dilation[i % len(case.dilation)] if getattr(case, "dilation", ()) else 1
+    n = case.input.sizes[-2 + i]
+    return [(o * s - p, d, k, n, p) for o in range(out_size)]
+
+
+def pooled(case, out_sizes):
+    """What the op computes from the inputs every judge is given, written from its
+    definition (ATen's): numpy, not the kernel's loops."""
+    x = logical_values(case.input, "input")
+    if x.ndim == 3:
+        x = x[None]
+    out = np.zeros((x.shape[0], x.shape[1], *out_sizes[-2:]))
+    for oy, (y0, dy, ky, h, py) in enumerate(windows(case, 0, out_sizes[-2])):
+        for ox, (x0, dx, kx, w, px) in enumerate(windows(case, 1, out_sizes[-1])):
+            ys = [y0 + t * dy for t in range(ky) if 0 <= y0 + t * dy < h]
+            xs = [x0 + t * dx for t in range(kx) if 0 <= x0 + t * dx < w]
+            window = x[:, :, ys][:, :, :, xs]
+            if hasattr(case, "indices"):
+                out[:, :, oy, ox] = window.max(axis=(2, 3))
+                continue
+            area = (min(y0 + ky, h + py) - y0) * (min(x0 + kx, w + px) - x0)
+            inside = window[0, 0].size
+            divisor = case.divisor_override or (area if case.count_include_pad else inside)
+            out[:, :, oy, ox] = window.sum(axis=(2, 3)) / divisor
+    return tuple(out.astype(np.float32).ravel().tolist())
+
+
+VALUE_CASES = [
+    avg(),
+    avg(sizes=(2, 3, 5, 5), kernel=(3, 3), stride=(2,), padding=(1,)),
+    avg(sizes=(1, 2, 5, 4), kernel=(3, 2), stride=(2, 1), padding=(1, 1), count_include_pad=False),
+    avg(sizes=(2, 5, 5), kernel=(3,), stride=(2,), padding=(1,), ceil_mode=True),
+    avg(sizes=(1, 1, 6, 6), kernel=(4, 4), stride=(2,), padding=(2,), divisor=3),
+    max_pool(),
+    max_pool(sizes=(2, 3, 6, 5), kernel=(3, 2), stride=(2, 1), padding=(1,)),
+    max_pool(sizes=(1, 2, 7, 7), kernel=(3, 3), stride=(2,), padding=(1,), dilation=(2,)),
+    max_pool(sizes=(3, 5, 5), kernel=(2,), ceil_mode=True),
+]
+
+
+@pytest.mark.parametrize("revision", ["legacy", "current"])
+@pytest.mark.parametrize("case", VALUE_CASES, ids=lambda case: case.dumps()[:80])
+def test_its_values_are_the_pooling_of_the_inputs(case, revision):
+    op = type(case).OP
+    with NativeJudge(revision, op=op) as judge:
+        (outcome,) = judge.run([case])
+    assert outcome.verdict == "accept", outcome
+    assert outcome.values == pooled(case, outcome.out_sizes)
+
+
+# Issue 29's arithmetic bugs of legacy, each a call, the sanitizer's kind, and the id
+# current refuses the call with.
+LEGACY_CRASHES = {
+    "avg stride 0": (avg(stride=(0, 0)), "division-by-zero", "stride.range"),
+    "max stride 0": (max_pool(stride=(0, 0)), "division-by-zero", "stride.range"),
+    "avg stride INT64_MIN, ceil_mode": (
+        avg(stride=(INT64_MIN, INT64_MIN), ceil_mode=True),
+        "signed-integer-overflow",
+        "stride.range",
+    ),
+    "max dilation 2^62": (
+        max_pool(kernel=(3, 3), dilation=(2**62, 2**62)),
+        "signed-integer-overflow",
+        "dilation.range",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", LEGACY_CRASHES)
+def test_legacy_crashes_where_issue_29_says_and_current_refuses(name):
+    case, kind, check = LEGACY_CRASHES[name]
+    op = type(case).OP
+    with NativeJudge("legacy", op=op) as judge:
+        (crashed,) = judge.check([case])
+    assert (crashed.verdict, crashed.crash_kind) == ("crash", kind), crashed
+    assert "pool_legacy.c" in crashed.crash_site, crashed
+    with NativeJudge("current", op=op) as judge:
+        (refused,) = judge.check([case])
+    assert (refused.verdict, refused.check) == ("reject", check), refused
