@@ -357,7 +357,7 @@ class Campaign:
             for key in merged:
                 del self.found[key]
                 if self.corpus_dir is not None:
-                    corpus.remove(self.corpus_dir, also[merged.index(key)])
+                    corpus.remove(self.corpus_dir, also[merged.index(key)], type(finding.case).OP)
             self._write(finding)
 
     @property

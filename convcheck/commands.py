@@ -147,7 +147,9 @@ def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
 
     corpus_dir = files.folder(Path(args.corpus), "corpus folder", probe=True)
     torch_dir = _torch_folder(args, corpus_dir)
-    known = {k for e in corpus.load_all(corpus_dir, torch_dir) for k in e.keys}
+    # Another op's entries are not this campaign's: the same signature is another bug there.
+    entries = corpus.load_all(corpus_dir, torch_dir)
+    known = {k for e in entries if type(e.case).OP == args.op for k in e.keys}
     _check_report(args)
     budget = _budget(args)
     if args.op == registry.DEFAULT_OP:
@@ -338,11 +340,12 @@ def cmd_ci(args, stdout: TextIO, stderr: TextIO) -> int:
 
     # Set-up errors before the build and the workers: a corpus that cannot be read, a
     # results folder that cannot be written.
-    entries = corpus.load_all(Path(args.corpus))
+    # The op's entries: another op's calls are not this kernel's to replay.
+    entries = [e for e in corpus.load_all(Path(args.corpus)) if type(e.case).OP == args.op]
     files.folder(Path(args.results), "results folder", probe=True)
     _check_report(args)
-    if args.target is None:
-        build_library(args.revision, sanitized=True)
+    if args.target is None and registry.get(args.op).native is not None:
+        build_library(args.revision, sanitized=True, op=args.op)
     with _open_judges(args) as judges, judges.stop_on_signals():
         result = run_ci(
             judges,

@@ -58,9 +58,12 @@ class Entry(Signed):
     minimized: bool = True
 
 
-def entry_name(signature: tuple[str, ...]) -> str:
-    digest = hashlib.sha1(" | ".join(signature).encode()).hexdigest()[:8]
-    words = re.sub(r"[^a-z0-9]+", "-", " ".join(signature[:3]).lower()).strip("-")
+def entry_name(signature: tuple[str, ...], op: str = registry.DEFAULT_OP) -> str:
+    """The entry's file name: its signature's words and digest. Another op's entry starts
+    with the op's name: one signature in two ops is two bugs, kept in two files."""
+    named = signature if op == registry.DEFAULT_OP else (op, *signature)
+    digest = hashlib.sha1(" | ".join(named).encode()).hexdigest()[:8]
+    words = re.sub(r"[^a-z0-9]+", "-", " ".join(named[:3]).lower()).strip("-")
     return f"{words[:60].rstrip('-')}-{digest}"
 
 
@@ -73,7 +76,7 @@ def to_json(
 ) -> dict:
     return {
         "format": FORMAT_VERSION,
-        "name": entry_name(finding.signature),
+        "name": entry_name(finding.signature, type(finding.case).OP),
         "op": finding.case.OP,
         "kind": finding.kind,
         "signature": list(finding.signature),
@@ -104,9 +107,9 @@ def write(
     return files.write_atomically(directory / f"{data['name']}.json", text, "corpus folder")
 
 
-def remove(directory: Path, signature: tuple[str, ...]) -> None:
-    """Remove the entry a signature names, if it is there (merged into another one)."""
-    (directory / f"{entry_name(signature)}.json").unlink(missing_ok=True)
+def remove(directory: Path, signature: tuple[str, ...], op: str = registry.DEFAULT_OP) -> None:
+    """Remove the entry a signature of ``op`` names, if it is there (merged into another)."""
+    (directory / f"{entry_name(signature, op)}.json").unlink(missing_ok=True)
 
 
 def load(path: Path) -> Entry:

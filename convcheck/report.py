@@ -192,11 +192,14 @@ def _as_kept(run) -> tuple[list[Finding], set[str]]:
     minimised = set(run.minimized)
     again = [key for key in found if key in run.known]
     if again and run.corpus_dir is not None and run.corpus_dir.is_dir():
-        kept = {k: e for e in corpus.load_all(run.corpus_dir, run.torch_dir) for k in e.keys}
+        # By op and key: one signature in two ops is two bugs.
+        entries = corpus.load_all(run.corpus_dir, run.torch_dir)
+        kept = {(type(e.case).OP, k): e for e in entries for k in e.keys}
         for key in again:
-            if key in kept:
-                found[key] = dataclasses.replace(found[key], case=kept[key].case)
-                if kept[key].minimized:
+            entry = kept.get((type(found[key].case).OP, key))
+            if entry is not None:
+                found[key] = dataclasses.replace(found[key], case=entry.case)
+                if entry.minimized:
                     minimised.add(key)
     return list(found.values()), minimised
 

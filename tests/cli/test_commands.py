@@ -4,6 +4,7 @@ import io
 import json
 import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
@@ -215,3 +216,34 @@ def test_a_target_that_is_not_a_library_is_one_line(tmp_path):
     fake.write_text("not an ELF file")
     code, _, err = run("judge", example("groups_zero"), "--target", fake, "--no-torch")
     assert code == 2 and len(err.splitlines()) == 1 and str(fake) in err
+
+
+def _convolution_entry_in(folder):
+    """A shipped convolution entry whose signature, the int32 narrowing of an output size,
+    a pooling campaign meets too, copied into ``folder``."""
+    shipped = Path(__file__).resolve().parents[2] / "corpus"
+    entry = next(shipped.glob("overflow-output-sizes-dim-narrow-*.json"))
+    (folder / entry.name).write_text(entry.read_text())
+    return entry
+
+
+def test_another_ops_entry_of_the_same_signature_is_not_this_campaigns(tmp_path):
+    """A convolution entry whose signature a pooling campaign meets too (the int32
+    narrowing of an output size) is another bug: the pooling finding is new, written with
+    its own call, and the report shows no convolution call."""
+    conv_entry = _convolution_entry_in(tmp_path)
+    fuzz = "fuzz --op avg_pool2d --revision legacy --no-torch --no-minimize --jobs 1"
+    _, out, _ = run(*fuzz.split(), "--corpus", tmp_path, "--cases", 3000, "--seed", 1)
+    assert (tmp_path / conv_entry.name).read_text() == conv_entry.read_text()
+    written = [json.loads(p.read_text()) for p in tmp_path.glob("avg-pool2d-overflow-*.json")]
+    narrowed = [e for e in written if e["signature"][-1] == "output_sizes.dim*.narrow"]
+    assert narrowed and "kernel_size" in narrowed[0]["case"], written
+    assert " w=" not in out, out
+
+
+def test_ci_of_another_op_replays_only_that_ops_entries(tmp_path):
+    _convolution_entry_in(tmp_path)
+    ci = "ci --op avg_pool2d --no-torch --jobs 1 --cases 2000 --seed 1"
+    code, out, err = run(*ci.split(), "--corpus", tmp_path, "--results", tmp_path / "results")
+    assert "replaying 0 corpus entries" in err
+    assert code == 0 and "verdict: passed" in out, out
