@@ -10,8 +10,8 @@
 
 const char pool_revision_name[] = "convcheck pooling current";
 
-/* The loops visit only the taps inside the input. */
-const int pool_revision_visits_every_tap = 0;
+/* The fixed loops: the window start in int64, only the taps inside the input visited. */
+const int pool_revision_fixed_loops = 1;
 
 /* ATen's lengths (`lengths`: a bit per allowed length 0, 1, 2), elements in
    [minimum, INT32_MAX]. */

@@ -4,8 +4,9 @@
  * One library per revision from pool.c, pool_shared.c, pool_loops.c, convolution's
  * elements.c and tensors.c, and exactly one of pool_legacy.c / pool_current.c, which
  * defines pool_revision_name, the steps (docs/checks-pooling.md, both ops' in one list:
- * a step of one op passes the other's calls; ending in NULL) and whether the loops visit
- * every kernel tap (legacy) or only those inside the input (current).
+ * a step of one op passes the other's calls; ending in NULL) and whether its loops are
+ * the fixed ones (current: the window start in int64, only the taps inside the input
+ * visited) or the original (legacy: the start in size_t, every kernel tap visited).
  */
 #ifndef POOL_INTERNAL_H
 #define POOL_INTERNAL_H
@@ -29,7 +30,7 @@ typedef const char *pool_step(const pool_call *call, pool_plan *plan);
 /* Defined by the revision file. */
 extern const char pool_revision_name[];
 extern pool_step *const pool_revision_steps[];
-extern const int pool_revision_visits_every_tap;
+extern const int pool_revision_fixed_loops;
 
 /* pool_shared.c */
 int pool_is_max(const pool_call *call);

@@ -5,7 +5,8 @@
  * (the sum divided) into out. The window's bounds and the tap positions are computed on
  * the original's types: the output position is a size_t, so `y * stride - padding`
  * wraps, while the window's end and its padded area are int64 (undefined on overflow).
- * legacy visits every tap of the kernel; current only those inside the input.
+ * legacy visits every tap of the kernel; current (the fixed loops) computes the start in
+ * int64 and visits only the taps inside the input.
  */
 #include <stdint.h>
 
@@ -30,7 +31,9 @@ static size_t tap_position(const dim_params *q, size_t o, int64_t w) {
 
 static window1 window_of(const dim_params *q, size_t o, int include_pad) {
     window1 w;
-    int64_t start = (int64_t)(o * (size_t)q->s - (size_t)q->p);
+    /* current: every value below 2^31, so this is plain int64 */
+    int64_t start = pool_revision_fixed_loops ? (int64_t)o * q->s - q->p
+                                              : (int64_t)(o * (size_t)q->s - (size_t)q->p);
     int64_t end = start + q->k;
     if (q->n + q->p < end) {
         end = q->n + q->p;
@@ -40,12 +43,10 @@ static window1 window_of(const dim_params *q, size_t o, int include_pad) {
     w.end = end > q->n ? q->n : end;
     w.first_tap = 0;
     w.taps = q->k;
-    if (!pool_revision_visits_every_tap) {
-        /* current: d >= 1 and every value below 2^31, so this is plain int64. The taps
-           inside are those with 0 <= o * s - p + w * d < n. */
-        int64_t origin = (int64_t)o * q->s - q->p;
-        int64_t first = origin >= 0 ? 0 : (-origin + q->d - 1) / q->d;
-        int64_t last = origin >= q->n ? -1 : (q->n - 1 - origin) / q->d;
+    if (pool_revision_fixed_loops) {
+        /* The taps inside are those with 0 <= start + w * d < n (d >= 1). */
+        int64_t first = start >= 0 ? 0 : (-start + q->d - 1) / q->d;
+        int64_t last = start >= q->n ? -1 : (q->n - 1 - start) / q->d;
         if (last > q->k - 1) {
             last = q->k - 1;
         }
