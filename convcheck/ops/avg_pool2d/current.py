@@ -23,5 +23,5 @@ STEPS = (
     legacy.dtype_switch,
     current.input_strides_fit,
     checks.input_strides,
-    current.pool_size,
+    legacy.pool_size,
 )

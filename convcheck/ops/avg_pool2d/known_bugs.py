@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from convcheck.ops.pooling.known_bugs import CHECK_CLASSES, STRIDE_CLASSES, ub_at
 
+_WINDOW_SITES = ("minus_pad", "plus_kernel", "extent")
+
 LEGACY_BUG_CLASSES: dict[str, list[tuple[str, ...]]] = {
     **STRIDE_CLASSES,
     **CHECK_CLASSES,

@@ -5,12 +5,10 @@ names). Each op's revisions put them in that op's C order (docs/checks-pooling.m
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from convcheck.case import Case, TensorSpec
 from convcheck.fixedint import Arith
 from convcheck.ops.convolution.checks import check_layouts, int32_strides, numel_fits, val_at
-from convcheck.steps import Reject, Step
+from convcheck.steps import Reject
 
 
 class Call:
@@ -117,30 +115,3 @@ CHECKS = {
     "resize_out": ("out.resize",),
     "resize_indices": ("indices.resize",),
 }
-
-
-def pool_size_step(window_start: Callable[[Arith, str, int, int, int], int]) -> Step:
-    """The step ``pool_size``: avg_pool2d's divisor with ``count_include_pad``, the padded
-    window's area ``(ih1 - ih0) * (iw1 - iw0)`` in int64, for the first and the last
-    window (those that bound it), each window's start computed by ``window_start`` (the
-    revision's types: ``window_start(a, site, out_index, stride, padding)``)."""
-
-    def pool_size(call: Call, a: Arith) -> None:
-        if not call.count_include_pad or any(size == 0 for size in call.out_sizes):
-            return
-        for which, position in (("first", 0), ("last", 1)):
-            extents = []
-            for i in range(2):
-                k, s, p, _ = window(call, i)
-                site = f"loops.{which}_window.dim{i}"
-                last = call.out_sizes[-2 + i]
-                out_index = 0 if position == 0 else a.sub_i64(last, 1, f"{site}.last_index")
-                start = window_start(a, site, out_index, s, p)
-                end = min(
-                    a.add_i64(start, k, f"{site}.plus_kernel"),
-                    a.add_i64(call.input.sizes[-2 + i], p, f"{site}.input_plus_pad"),
-                )
-                extents.append(a.sub_i64(end, start, f"{site}.extent"))
-            a.mul_i64(extents[0], extents[1], "loops.pool_size")
-
-    return pool_size

@@ -14,7 +14,6 @@ from convcheck.ops.pooling.checks import (
     ceil_mode_last_window,
     input_shape,
     output_size_valid,
-    pool_size_step,
     resize_indices,
     resize_out,
     window,
@@ -115,15 +114,6 @@ def input_strides_fit(call: Call, a: Arith) -> None:
     """The loops' int32 input strides, checked before the loops compute them."""
     if not _strides_fit(call.input, call.input.sizes, a, "strides_fit.input"):
         raise Reject("input.stride_too_large")
-
-
-def _window_start(a: Arith, site: str, out_index: int, s: int, p: int) -> int:
-    """The fixed loops compute ``out_y * s - p`` in int64: below 2^62 by the bounds."""
-    return a.sub_i64(a.mul_i64(out_index, s, f"{site}.times_stride"), p, f"{site}.minus_pad")
-
-
-# The window area, its start in int64 (the fixed loops').
-pool_size = pool_size_step(_window_start)
 
 
 # From the input's shape to out's resize, both kernels run the same steps.

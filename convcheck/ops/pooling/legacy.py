@@ -6,13 +6,7 @@ included."""
 from __future__ import annotations
 
 from convcheck.fixedint import Arith
-from convcheck.ops.pooling.checks import (
-    Call,
-    ceil_mode_last_window,
-    pool_size_step,
-    val_at,
-    window,
-)
+from convcheck.ops.pooling.checks import Call, ceil_mode_last_window, val_at, window
 from convcheck.steps import Reject
 
 
@@ -88,18 +82,33 @@ def output_size(
     return ceil_mode_last_window(a, site, size, n, p, s) if ceil_mode else size
 
 
-def _window_start(a: Arith, site: str, out_index: int, s: int, p: int) -> int:
-    """``out_y * s_H - p_H``: out_y is a size_t, so the product and the difference are
-    unsigned (they wrap); the result is stored into int64."""
-    product = a.mul_u64(out_index, a.i64_to_u64(s, f"{site}.stride_u"), f"{site}.times_stride")
-    difference = a.sub_u64(product, a.i64_to_u64(p, f"{site}.pad_u"), f"{site}.minus_pad")
-    return a.u64_to_i64(difference, f"{site}.start_i64")
-
-
-# avg_pool2d's divisor with count_include_pad; the C computes it for every window, and
-# as measured only its use under count_include_pad survives the compiler: without it
-# the sanitized kernel reports nothing there (and loops on).
-pool_size = pool_size_step(_window_start)
+def pool_size(call: Call, a: Arith) -> None:
+    """avg_pool2d's divisor with ``count_include_pad``: the padded window's area,
+    ``(ih1 - ih0) * (iw1 - iw0)`` in int64, for the first and the last window (those that
+    bound it). The C computes it for every window; only its use under
+    ``count_include_pad`` survives the compiler, as measured: without it the sanitized
+    kernel reports nothing here (and loops on)."""
+    if not call.count_include_pad or any(size == 0 for size in call.out_sizes):
+        return
+    for which, position in (("first", 0), ("last", 1)):
+        extents = []
+        for i in range(2):
+            k, s, p, _ = window(call, i)
+            site = f"loops.{which}_window.dim{i}"
+            last = call.out_sizes[-2 + i]
+            out_index = 0 if position == 0 else a.sub_i64(last, 1, f"{site}.last_index")
+            # ``out_y * s_H``: a size_t times an int64, so unsigned; stored into int64.
+            start = a.u64_to_i64(
+                a.mul_u64(out_index, a.i64_to_u64(s, f"{site}.stride_u"), f"{site}.times_stride"),
+                f"{site}.start_i64",
+            )
+            start = a.sub_i64(start, p, f"{site}.minus_pad")
+            end = min(
+                a.add_i64(start, k, f"{site}.plus_kernel"),
+                a.add_i64(call.input.sizes[-2 + i], p, f"{site}.input_plus_pad"),
+            )
+            extents.append(a.sub_i64(end, start, f"{site}.extent"))
+        a.mul_i64(extents[0], extents[1], "loops.pool_size")
 
 
 CHECKS = {

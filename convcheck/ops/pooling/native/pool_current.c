@@ -10,7 +10,7 @@
 
 const char pool_revision_name[] = "convcheck pooling current";
 
-/* The fixed loops: the window start in int64, only the taps inside the input visited. */
+/* The fixed loops: only the taps inside the input visited. */
 const int pool_revision_fixed_loops = 1;
 
 /* ATen's lengths (`lengths`: a bit per allowed length 0, 1, 2), elements in

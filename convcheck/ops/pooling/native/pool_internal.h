@@ -5,8 +5,8 @@
  * elements.c and tensors.c, and exactly one of pool_legacy.c / pool_current.c, which
  * defines pool_revision_name, the steps (docs/checks-pooling.md, both ops' in one list:
  * a step of one op passes the other's calls; ending in NULL) and whether its loops are
- * the fixed ones (current: the window start in int64, only the taps inside the input
- * visited) or the original (legacy: the start in size_t, every kernel tap visited).
+ * the fixed ones (current: only the taps inside the input visited) or the original
+ * (legacy: every kernel tap visited).
  */
 #ifndef POOL_INTERNAL_H
 #define POOL_INTERNAL_H

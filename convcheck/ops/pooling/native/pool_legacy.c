@@ -12,8 +12,7 @@
 
 const char pool_revision_name[] = "convcheck pooling legacy";
 
-/* The original loops: the window start in size_t, every tap of the kernel visited,
-   inside the input or not. */
+/* The original loops: every tap of the kernel visited, inside the input or not. */
 const int pool_revision_fixed_loops = 0;
 
 /* param_array_is_valid for two spatial dims: length 1 or 2 (or 0 where allowed), every

@@ -3,10 +3,10 @@
  * kernel_ops_util.h's kernel_reduction_then_map_2d runs them: every batch, channel and
  * output position reduces its window (a sum, or a maximum with its index), then maps it
  * (the sum divided) into out. The window's bounds and the tap positions are computed on
- * the original's types: the output position is a size_t, so `y * stride - padding`
- * wraps, while the window's end and its padded area are int64 (undefined on overflow).
- * legacy visits every tap of the kernel; current (the fixed loops) computes the start in
- * int64 and visits only the taps inside the input.
+ * the original's types: the output position is a size_t, so `y * stride` wraps, while
+ * the window's end and its padded area are int64 (undefined on overflow).
+ * legacy visits every tap of the kernel; current (the fixed loops) only the taps inside
+ * the input.
  */
 #include <stdint.h>
 
@@ -31,9 +31,10 @@ static size_t tap_position(const dim_params *q, size_t o, int64_t w) {
 
 static window1 window_of(const dim_params *q, size_t o, int include_pad) {
     window1 w;
-    /* current: every value below 2^31, so this is plain int64 */
-    int64_t start = pool_revision_fixed_loops ? (int64_t)o * q->s - q->p
-                                              : (int64_t)(o * (size_t)q->s - (size_t)q->p);
+    /* As the model has it: the product in size_t, the padding subtracted in int64.
+       (ExecuTorch's subtraction is size_t too: docs/checks-pooling.md says where the two
+       part.) */
+    int64_t start = (int64_t)(o * (size_t)q->s) - q->p;
     int64_t end = start + q->k;
     if (q->n + q->p < end) {
         end = q->n + q->p;
