@@ -5,7 +5,9 @@ what the C expression yields and records, with the operation's *site* (a stable 
 such as ``bias_len.groups_mul``), what a sanitizer or a careful reader would flag:
 
 * undefined behaviour (``UbEvent``): signed overflow, division or remainder by zero,
-  ``INT64_MIN / -1``, a call through a null function pointer;
+  ``INT64_MIN / -1``, a call through a null function pointer; and, where a kernel's
+  loops would spend more than a work limit on iterations that read nothing, the halt a
+  kernel with that limit makes (not UB, a denial of service: it ends the run as UB does);
 * implementation-defined conversions that change the value (``NarrowEvent``): int64 to
   int32, uint64 to int64.
 
@@ -35,6 +37,7 @@ SIGNED_OVERFLOW = "signed-integer-overflow"
 DIVISION_BY_ZERO = "division-by-zero"
 NULL_CALL = "null-function-call"
 HEAP_OVERREAD = "heap-buffer-overflow READ"
+WORK_PAST_LIMIT = "work past limit"
 
 
 @frozen
@@ -271,6 +274,15 @@ class Arith:
         """Reading indices [0, end) of a buffer of ``length`` elements, end > length."""
         self._ub(site, HEAP_OVERREAD, length, end)
         self._op(site, f"read [0, {end}) of {length} elements", end, f"UB: {HEAP_OVERREAD}")
+
+    def idle_iterations(self, site: str, count: Callable[[], int], limit: int) -> None:
+        """Loop iterations that read nothing, ``count()`` of them, which a kernel halts on
+        past ``limit``. A count of the call, not C arithmetic: the symbolic arithmetic
+        leaves it uncounted."""
+        idle = count()
+        if idle > limit:
+            self._ub(site, WORK_PAST_LIMIT, idle, limit)
+            self._op(site, f"{idle} idle iterations (limit {limit})", idle, "work past limit")
 
 
 class Wrapping(Arith):

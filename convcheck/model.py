@@ -19,6 +19,7 @@ from convcheck.fixedint import (
     HEAP_OVERREAD,
     NULL_CALL,
     SIGNED_OVERFLOW,
+    WORK_PAST_LIMIT,
     Arith,
     Exact,
     Wrapping,
@@ -37,6 +38,7 @@ NATIVE_CRASH_KIND = {
     DIVISION_BY_ZERO: "division-by-zero",
     NULL_CALL: "SEGV null",
     HEAP_OVERREAD: "heap-buffer-overflow READ",
+    WORK_PAST_LIMIT: "work past limit",  # the kernel's own halt, not a sanitizer's
 }
 
 __all__ = [

@@ -1,10 +1,11 @@
 """Sanitizer reports read back into a crash's kind and site.
 
-``classify(output)`` finds the first ASan, UBSan or LSan report in what a dead process
-printed and names its kind ("heap-buffer-overflow READ", "signed-integer-overflow",
-"SEGV null", "out-of-memory") and the first frame of the program's own code
-("conv_check_bias kernel.c:41"); ``python_fault_site`` reads a faulthandler traceback.
-Pure text in, text out: the sandbox owns the processes.
+``classify(output)`` finds the first ASan, UBSan or LSan report (or a kernel's own
+"work past limit" halt) in what a dead process printed and names its kind
+("heap-buffer-overflow READ", "signed-integer-overflow", "SEGV null", "out-of-memory")
+and the first frame of the program's own code ("conv_check_bias kernel.c:41");
+``python_fault_site`` reads a faulthandler traceback. Pure text in, text out: the sandbox
+owns the processes.
 """
 
 from __future__ import annotations
@@ -12,10 +13,15 @@ from __future__ import annotations
 import os
 import re
 
+from convcheck.fixedint import WORK_PAST_LIMIT
+
 __all__ = ["classify", "python_fault_site"]
 
 _UBSAN_ERROR = re.compile(r"^(?P<where>.*?): runtime error: (?P<message>.*)$", re.M)
 _SANITIZER_ERROR = re.compile(r"ERROR: (?P<tool>\w+)Sanitizer: (?P<message>.*)$", re.M)
+# A kernel's own halt where its loops would spend past its work limit on iterations that
+# read nothing (convcheck's pooling kernel prints it): not a sanitizer's, told the same way.
+_WORK_PAST_LIMIT = re.compile(r"^convcheck: work past limit in (?P<where>\S+ \S+:\d+)", re.M)
 # Dying of its RSS limit, ASan prints no "ERROR:" line.
 _RSS_EXHAUSTED = re.compile(r"Sanitizer: hard rss limit exhausted.*$", re.M)
 _FRAME_LINE = re.compile(r"\s*#\d+ 0x")
@@ -87,12 +93,16 @@ def classify(output: str) -> tuple[str, str] | None:
             _UBSAN_ERROR.search(output),
             _SANITIZER_ERROR.search(output),
             _RSS_EXHAUSTED.search(output),
+            _WORK_PAST_LIMIT.search(output),
         )
         if match
     ]
     if not found:
         return None
     first = min(found, key=lambda match: match.start())
+    if first.re is _WORK_PAST_LIMIT:
+        function, _, location = first["where"].partition(" ")
+        return WORK_PAST_LIMIT, f"{function} {os.path.basename(location)}"
     following = output[first.end() :].split("\n")[1:]
     if first.re is _UBSAN_ERROR:
         # UBSan prints its stack right under the message, if at all.

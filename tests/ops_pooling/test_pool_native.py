@@ -130,3 +130,28 @@ def test_legacy_crashes_where_issue_29_says_and_current_refuses(name):
     with NativeJudge("current", op=op) as judge:
         (refused,) = judge.check([case])
     assert (refused.verdict, refused.check) == ("reject", check), refused
+
+
+@pytest.mark.parametrize("make", [avg, max_pool])
+def test_legacys_run_halts_where_its_loops_would_spin_and_currents_answers(make):
+    """Input 1x1, kernel 2^20, padding 2^19: accepted, and legacy's loops would visit
+    2^40 taps, one inside the input. The worker does not skip the run as too long: the
+    run entry halts before the first tap, at once; current visits the one tap."""
+    case = make((1, 1, 1, 1), (2**20,) * 2, padding=(2**19,) * 2)
+    with NativeJudge("legacy", op=case.OP) as judge:
+        (halted,) = judge.run([case])
+    assert (halted.verdict, halted.crash_kind) == ("crash", "work past limit"), halted
+    assert halted.crash_site.startswith("halt_if_idle_past_limit pool_loops.c:"), halted
+    with NativeJudge("current", op=case.OP) as judge:
+        (ran,) = judge.run([case])
+    assert ran.verdict == "accept", ran
+    assert ran.values == pooled(case, ran.out_sizes)
+
+
+def test_the_padded_area_overflows_before_the_halt():
+    """Issue 29's kernel 2^32, padding 2^31 with count_include_pad: the first window's
+    area overflows (kernel_ops_util.h:200) before its taps are counted."""
+    case = avg((1, 1, 1, 1), (2**32,) * 2, padding=(2**31,) * 2)
+    with NativeJudge("legacy", op=case.OP) as judge:
+        (crashed,) = judge.run([case])
+    assert (crashed.verdict, crashed.crash_kind) == ("crash", "signed-integer-overflow"), crashed

@@ -9,7 +9,8 @@ from pool_builders import avg, max_pool
 
 from convcheck import model, registry
 from convcheck.ops.pooling import aten
-from convcheck.ops.pooling.work import loop_work, work_past_limit
+from convcheck.ops.pooling.checks import Call
+from convcheck.ops.pooling.legacy import first_window_idle, first_window_inside
 
 INT64_MIN = -(2**63)
 CHANNELS_LAST = (0, 2, 3, 1)
@@ -106,19 +107,44 @@ def test_stride_0_is_an_ordering_where_another_dim_is_refused():
 
 @pytest.mark.parametrize("op_case", [avg, max_pool])
 def test_the_loops_visit_every_tap_in_legacy_only(op_case):
-    """Input 1x1, kernel 2^20, padding 2^19: accepted by both, and legacy's loops run
-    2^40 times (ATen's, and current's, visit the one tap inside the input)."""
+    """Input 1x1, kernel 2^20, padding 2^19: accepted by both checks, and legacy's loops
+    would run 2^40 times, all but one on taps outside the input (ATen's, and current's,
+    visit the one inside): our kernel halts on it."""
     case = op_case((1, 1, 1, 1), (2**20,) * 2, padding=(2**19,) * 2)
-    assert kernel(case, "legacy") == kernel(case, "current") == "accept [1, 1, 1, 1]"
-    assert loop_work(case, "legacy")[0] == 2**40 + 1
-    assert work_past_limit(case, "legacy")
-    assert loop_work(case, "current") == (2, 0)
-    assert not work_past_limit(case, "current")
+    assert model.run(case, "legacy").outcome.describe() == "accept [1, 1, 1, 1]"
+    assert kernel(case, "legacy") == "crash work past limit at loops.idle_taps"
+    assert kernel(case, "current") == "accept [1, 1, 1, 1]"
     assert aten.check(case, op_case().OP).describe() == "accept [1, 1, 1, 1]"
 
 
+@pytest.mark.parametrize(
+    "k, p, d, n",
+    [
+        (k, p, d, n)
+        for k in (1, 2, 5)
+        for p in range(0, k // 2 + 1)
+        for d in (-2, 0, 1, 2, 3)
+        for n in (1, 2, 4)
+    ],
+)
+def test_the_first_windows_taps_inside_are_counted_as_the_loops_visit_them(k, p, d, n):
+    visited = [t * d - p for t in range(k)]
+    assert first_window_inside(k, p, d, n) == sum(0 <= x < n for x in visited)
+
+
+def test_the_limit_is_on_each_windows_idle_taps():
+    """On a 1x1 input, 2^16 + 1 squared taps less the one inside is just past 2^32; 2^16
+    squared less one is not."""
+    past = avg((1, 1, 1, 1), (2**16 + 1,) * 2, padding=(2**15,) * 2)
+    assert first_window_idle(Call(past)) == (2**16 + 1) ** 2 - 1 > 2**32
+    assert kernel(past, "legacy") == "crash work past limit at loops.idle_taps"
+    within = avg((1, 1, 1, 1), (2**16,) * 2, padding=(2**15,) * 2)
+    assert first_window_idle(Call(within)) == 2**32 - 1
+    assert kernel(within, "legacy") == "accept [1, 1, 1, 1]"
+
+
 def test_a_small_kernel_is_no_work_past_limit():
-    assert not work_past_limit(avg((2, 3, 64, 64), (3, 3), padding=(1,)), "legacy")
+    assert kernel(avg((2, 3, 64, 64), (3, 3), padding=(1,)), "legacy") == "accept [2, 3, 22, 22]"
 
 
 def test_int64_min_over_minus_1_is_not_the_models_to_see():
@@ -128,7 +154,7 @@ def test_int64_min_over_minus_1_is_not_the_models_to_see():
     case = avg((1, 1, 1, 1), (1, 1), divisor=-1, dtype="int64")
     assert kernel(case, "legacy") == "accept [1, 1, 1, 1]"
     assert (
-        registry.get("avg_pool2d").bug_class(("crash", "signed-integer-overflow", "loops.divide"))
+        registry.get("avg_pool2d").bug_class(("crash", "signed-integer-overflow", "avg_divide"))
         == "INT64_MIN / -1 with divisor_override"
     )
 

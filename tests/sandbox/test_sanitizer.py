@@ -123,10 +123,18 @@ Current thread 0x00007f0b (most recent call first):
   File "/src/convcheck/native/worker.py", line 52 in handle
 """
 
+# The pooling kernel's own halt (pool_loops.c), after what the request printed before.
+WORK_PAST_LIMIT = """\
+some output of the library
+convcheck: work past limit in halt_if_idle_past_limit /src/pool_loops.c:125: 4295098368 \
+taps of each window lie outside the input, and the loops visit them all (limit 4294967296)
+"""
+
 
 @pytest.mark.parametrize(
     ("report", "expected"),
     [
+        (WORK_PAST_LIMIT, ("work past limit", "halt_if_idle_past_limit pool_loops.c:125")),
         (UBSAN_OVERFLOW, ("signed-integer-overflow", "step_bias_shape checks_legacy.c:61")),
         (UBSAN_DIVISION, ("signed-integer-overflow", "step_output_sizes checks_legacy.c:120")),
         (UBSAN_ZERO, ("division-by-zero", "checks_legacy.c:131")),

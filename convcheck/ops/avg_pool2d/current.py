@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from convcheck.ops.avg_pool2d import legacy
 from convcheck.ops.pooling import checks, current
+from convcheck.ops.pooling.legacy import pool_size
 
 # Legacy's steps and the shared ones, in the fixed order (their ids are theirs).
 STEPS = (
@@ -23,5 +24,7 @@ STEPS = (
     legacy.dtype_switch,
     current.input_strides_fit,
     checks.input_strides,
-    legacy.pool_size,
+    pool_size,
 )
+# The steps that run in the loops, beyond the shared ones legacy declares.
+LOOP_STEPS = frozenset({"pool_size"})

@@ -6,7 +6,7 @@ Read beside ``kernels/portable/cpu/util/kernel_ops_util.cpp`` (``check_avg_pool2
 never checked (its check validates the kernel size a second time), so a stride of 0
 divides by zero and any other value reaches the int64 arithmetic; the padded window's
 area can overflow; the loops visit every tap of a kernel however far it reaches past
-the input (``convcheck.ops.pooling.work``).
+the input (``idle_taps``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,15 @@ from convcheck.ops.pooling.checks import (
     output_size_valid,
     resize_out,
 )
-from convcheck.ops.pooling.legacy import kernel_size, output_sizes, padding, pool_size, stride
+from convcheck.ops.pooling.legacy import (
+    first_pool_size,
+    idle_taps,
+    kernel_size,
+    last_pool_size,
+    output_sizes,
+    padding,
+    stride,
+)
 from convcheck.steps import Reject
 
 
@@ -71,6 +79,8 @@ STEPS = (
     resize_out,
     dtype_switch,
     input_strides,
-    pool_size,
+    first_pool_size,
+    idle_taps,
+    last_pool_size,
 )
-LOOP_STEPS = frozenset({"input_strides", "pool_size"})
+LOOP_STEPS = frozenset({"input_strides", "first_pool_size", "idle_taps", "last_pool_size"})

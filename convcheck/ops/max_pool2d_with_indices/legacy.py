@@ -8,7 +8,7 @@ Read beside ``kernels/portable/cpu/util/kernel_ops_util.cpp``
 stride nor the dilation is checked (both checks validate the kernel size again), so a
 stride of 0 divides by zero, a huge dilation overflows ``dilation * (kernel - 1)``, a
 dilation of 0 or below is computed with, and the loops visit every tap of a kernel
-however far it reaches past the input (``convcheck.ops.pooling.work``).
+however far it reaches past the input (``idle_taps``).
 """
 
 from __future__ import annotations
@@ -25,7 +25,14 @@ from convcheck.ops.pooling.checks import (
     resize_indices,
     resize_out,
 )
-from convcheck.ops.pooling.legacy import dilation, kernel_size, output_sizes, padding, stride
+from convcheck.ops.pooling.legacy import (
+    dilation,
+    idle_taps,
+    kernel_size,
+    output_sizes,
+    padding,
+    stride,
+)
 from convcheck.steps import Reject
 
 
@@ -53,5 +60,6 @@ STEPS = (
     resize_indices,
     dtype_switch,
     input_strides,
+    idle_taps,
 )
-LOOP_STEPS = frozenset({"input_strides"})
+LOOP_STEPS = frozenset({"input_strides", "idle_taps"})

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from convcheck.fixedint import WORK_PAST_LIMIT
+
 Classes = Mapping[str, Sequence[tuple[str, ...]]]
 
 
@@ -54,10 +56,10 @@ STRIDE_CLASSES: dict[str, list[tuple[str, ...]]] = {
     "strides past int32": ub_at("out_strides.dim*", "indices_strides.dim*")
     + ub_at("loop_strides.input.dim*"),
     # The loops run every tap of the kernel, inside the input or not: a kernel of 2^20
-    # with padding 2^19 on a 1x1 input loops 2^40 times (ATen: a millisecond). The model
-    # predicts it (``convcheck.ops.pooling.work``); a kernel with a work limit reports it
-    # as this crash kind at its loops.
-    "the loops visit every tap (work past limit)": [("crash", "work past limit", "loops")],
+    # with padding 2^19 on a 1x1 input loops 2^40 times (ATen: a millisecond). Our kernel
+    # halts where a window's taps outside the input pass a limit, as the model predicts
+    # (``legacy.idle_taps``).
+    "the loops visit every tap (work past limit)": [("crash", WORK_PAST_LIMIT, "loops.idle_taps")],
 }
 
 # What the other checks let through, in either kernel, against torch.

@@ -84,31 +84,87 @@ def output_size(
 
 def pool_size(call: Call, a: Arith) -> None:
     """avg_pool2d's divisor with ``count_include_pad``: the padded window's area,
-    ``(ih1 - ih0) * (iw1 - iw0)`` in int64, for the first and the last window (those that
-    bound it). The C computes it for every window; only its use under
+    ``(ih1 - ih0) * (iw1 - iw0)`` in int64, for the first and the last window (those
+    that bound it). The C computes it for every window; only its use under
     ``count_include_pad`` survives the compiler, as measured: without it the sanitized
-    kernel reports nothing here (and loops on)."""
-    if not call.count_include_pad or any(size == 0 for size in call.out_sizes):
-        return
-    for which, position in (("first", 0), ("last", 1)):
-        extents = []
-        for i in range(2):
-            k, s, p, _ = window(call, i)
-            site = f"loops.{which}_window.dim{i}"
-            last = call.out_sizes[-2 + i]
-            out_index = 0 if position == 0 else a.sub_i64(last, 1, f"{site}.last_index")
-            # ``out_y * s_H``: a size_t times an int64, so unsigned; stored into int64.
-            start = a.u64_to_i64(
-                a.mul_u64(out_index, a.i64_to_u64(s, f"{site}.stride_u"), f"{site}.times_stride"),
-                f"{site}.start_i64",
-            )
-            start = a.sub_i64(start, p, f"{site}.minus_pad")
-            end = min(
-                a.add_i64(start, k, f"{site}.plus_kernel"),
-                a.add_i64(call.input.sizes[-2 + i], p, f"{site}.input_plus_pad"),
-            )
-            extents.append(a.sub_i64(end, start, f"{site}.extent"))
-        a.mul_i64(extents[0], extents[1], "loops.pool_size")
+    kernel reports nothing here (and loops on). legacy's loops put ``idle_taps`` between
+    the two (``first_pool_size``, ``last_pool_size``)."""
+    if _divides_by_area(call):
+        _padded_area(call, a, "first")
+        _padded_area(call, a, "last")
+
+
+def first_pool_size(call: Call, a: Arith) -> None:
+    if _divides_by_area(call):
+        _padded_area(call, a, "first")
+
+
+def last_pool_size(call: Call, a: Arith) -> None:
+    if _divides_by_area(call):
+        _padded_area(call, a, "last")
+
+
+def _divides_by_area(call: Call) -> bool:
+    """With ``count_include_pad``, on a call that has windows."""
+    return call.count_include_pad and not any(size == 0 for size in call.out_sizes)
+
+
+def _padded_area(call: Call, a: Arith, which: str) -> None:
+    extents = []
+    for i in range(2):
+        k, s, p, _ = window(call, i)
+        site = f"loops.{which}_window.dim{i}"
+        last = call.out_sizes[-2 + i]
+        out_index = 0 if which == "first" else a.sub_i64(last, 1, f"{site}.last_index")
+        # ``out_y * s_H``: a size_t times an int64, so unsigned; stored into int64.
+        start = a.u64_to_i64(
+            a.mul_u64(out_index, a.i64_to_u64(s, f"{site}.stride_u"), f"{site}.times_stride"),
+            f"{site}.start_i64",
+        )
+        start = a.sub_i64(start, p, f"{site}.minus_pad")
+        end = min(
+            a.add_i64(start, k, f"{site}.plus_kernel"),
+            a.add_i64(call.input.sizes[-2 + i], p, f"{site}.input_plus_pad"),
+        )
+        extents.append(a.sub_i64(end, start, f"{site}.extent"))
+    a.mul_i64(extents[0], extents[1], "loops.pool_size")
+
+
+# Taps outside the input in one window past which our kernel halts its run ("work past
+# limit", pool_taps.h): ExecuTorch's loops spin on them, seconds to hours, where ATen's
+# visit only the taps inside.
+IDLE_TAPS_LIMIT = 1 << 32
+
+
+def idle_taps(call: Call, a: Arith) -> None:
+    """The loops visit all ``k_h * k_w`` taps of every window, inside the input or not
+    (input 1x1, kernel 2^20, padding 2^19: 2^40 iterations, one of which reads). Our
+    kernel counts the first window's taps outside the input before visiting any, after
+    its padded area, and halts past the limit."""
+    a.idle_iterations("loops.idle_taps", lambda: first_window_idle(call), IDLE_TAPS_LIMIT)
+
+
+def first_window_idle(call: Call) -> int:
+    """The first window's taps outside the input; 0 when there is no window."""
+    if any(size == 0 for size in call.out_sizes):
+        return 0
+    taps = inside = 1
+    for i in range(2):
+        k, _, p, d = window(call, i)
+        taps *= k
+        inside *= first_window_inside(k, p, d, call.input.sizes[-2 + i])
+    return taps - inside
+
+
+def first_window_inside(k: int, p: int, d: int, n: int) -> int:
+    """The taps t in [0, k) of a dim's first window (it starts at -p, a tap every d) with
+    0 <= t * d - p < n. An accepted call's padding is at least 0, its input size at least
+    1; a dilation of 0 or below (legacy's is unchecked) keeps every tap at -p or left."""
+    if d <= 0:
+        return 0 if p != 0 else (k if d == 0 else 1)
+    first = -(-p // d)
+    last = min(k - 1, (p + n - 1) // d)
+    return max(0, last - first + 1)
 
 
 CHECKS = {

@@ -27,6 +27,7 @@ KERNEL = NativeKernel(
     headers=(
         "pool_abi.h",
         "pool_internal.h",
+        "pool_taps.h",
         *(f"{_CONVOLUTION}/{name}" for name in ("convcheck_abi.h", "elements.h", "tensors.h")),
     ),
 )

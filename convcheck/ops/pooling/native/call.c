@@ -10,6 +10,7 @@
 
 #include "convcheck_unit.h"
 #include "pool_abi.h"
+#include "pool_taps.h"
 #include "worker_unit.h" /* generated: the NativeKernel's version and entry names */
 
 CONVCHECK_UNIT_SAME_TENSOR(convcheck_tensor);
@@ -26,8 +27,8 @@ static void list(const convcheck_unit_arg *a, const int64_t **values, int64_t *l
     *len = a->list_len;
 }
 
-int32_t convcheck_unit_call(void *entry, const convcheck_unit_args *args,
-                            convcheck_unit_result *to) {
+/* Fills `call` from the neutral arguments; whether the op is max_pool2d_with_indices. */
+static int to_call(const convcheck_unit_args *args) {
     const convcheck_unit_arg *a = args->arg;
     int max = a[2].kind == CONVCHECK_ARG_TENSOR;
     call.op = max ? POOL_MAX_POOL2D_WITH_INDICES : POOL_AVG_POOL2D;
@@ -50,6 +51,12 @@ int32_t convcheck_unit_call(void *entry, const convcheck_unit_args *args,
         call.has_divisor_override = a[7].present;
         call.divisor_override = a[7].value;
     }
+    return max;
+}
+
+int32_t convcheck_unit_call(void *entry, const convcheck_unit_args *args,
+                            convcheck_unit_result *to) {
+    int max = to_call(args);
     entry_fn function;
     memcpy(&function, &entry, sizeof function); /* dlsym's object pointer as a function */
     int32_t status = function(&call, &result);
@@ -65,20 +72,35 @@ int32_t convcheck_unit_call(void *entry, const convcheck_unit_args *args,
     return status;
 }
 
+/* Element i of a list of one or two values (one stands for both dims), or `otherwise`
+   when the list is empty. */
+static int64_t at(const int64_t *values, int64_t len, int64_t i, int64_t otherwise) {
+    return len == 0 ? otherwise : values[len == 1 ? 0 : i];
+}
+
 /* Loop iterations: one per output element and one per kernel tap of its window, every
-   tap counted (legacy's loops visit them all). */
+   tap counted (legacy's loops visit them all). Where the first window's taps outside the
+   input are past the limit, only those inside count (at most the input's size in each
+   dim): legacy's run entry then halts before its loops visit any (the finding), and
+   current's loops visit only those inside. */
 int convcheck_unit_work(const convcheck_unit_args *args, const convcheck_unit_result *accepted,
                         uint64_t *work, char *error, size_t size) {
     int32_t rank = accepted->rank[0];
-    const convcheck_unit_arg *kernel = &args->arg[args->arg[2].kind == CONVCHECK_ARG_TENSOR ? 3 : 2];
     if (rank < 2) {
         snprintf(error, size, "ValueError: out has rank %d", (int)rank);
         return -1;
     }
-    uint64_t taps = 1;
-    for (int64_t i = 0; i < 2 && kernel->list_len > 0; i++) {
-        int64_t k = kernel->list[kernel->list_len == 1 ? 0 : i];
-        taps = convcheck_sat_mul(taps, k > 1 ? (uint64_t)k : 1);
+    to_call(args);
+    int64_t k[2], p[2], d[2], n[2];
+    for (int i = 0; i < 2; i++) {
+        k[i] = at(call.kernel_size, call.kernel_size_len, i, 1);
+        p[i] = at(call.padding, call.padding_len, i, 0);
+        d[i] = at(call.dilation, call.dilation_len, i, 1);
+        n[i] = call.input.sizes[call.input.rank - 2 + i];
+    }
+    uint64_t taps = convcheck_sat_mul((uint64_t)k[0], (uint64_t)k[1]);
+    if (pool_first_window_idle(k, p, d, n) > POOL_IDLE_TAPS_LIMIT) {
+        taps = (uint64_t)(k[0] < n[0] ? k[0] : n[0]) * (uint64_t)(k[1] < n[1] ? k[1] : n[1]);
     }
     *work = convcheck_sat_mul(convcheck_numel(accepted->sizes[0], 0, rank),
                               convcheck_sat_add(taps, 1));

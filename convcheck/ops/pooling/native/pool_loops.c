@@ -6,11 +6,16 @@
  * the original's types: the output position is a size_t, so `y * stride` wraps, while
  * the window's end and its padded area are int64 (undefined on overflow).
  * legacy visits every tap of the kernel; current (the fixed loops) only the taps inside
- * the input.
+ * the input. legacy's first window halts the run where its taps outside the input would
+ * be past a limit (pool_taps.h): a denial of service found, not a worker stuck.
  */
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "pool_internal.h"
+#include "pool_taps.h"
 
 /* The window of one spatial dim, for one output position. */
 typedef struct {
@@ -105,15 +110,35 @@ static cc_value avg_divide(const loops *l, cc_value sum, int64_t divisor) {
     return r;
 }
 
+/* legacy, at the first window, once its padded area is computed: taps outside the input
+   past the limit end the run before any is visited, the way a sanitizer's report ends it
+   (convcheck/sanitizer.py reads the line). Every window visits as many taps: the first
+   stands for them all. */
+static void halt_if_idle_past_limit(const loops *l) {
+    const int64_t k[2] = {l->h.k, l->w.k}, p[2] = {l->h.p, l->w.p};
+    const int64_t d[2] = {l->h.d, l->w.d}, n[2] = {l->h.n, l->w.n};
+    uint64_t idle = pool_first_window_idle(k, p, d, n);
+    if (idle > POOL_IDLE_TAPS_LIMIT) {
+        fprintf(stderr,
+                "convcheck: work past limit in %s %s:%d: %" PRIu64 " taps of each window "
+                "lie outside the input, and the loops visit them all (limit %" PRIu64 ")\n",
+                __func__, __FILE__, __LINE__, idle, POOL_IDLE_TAPS_LIMIT);
+        _Exit(EXIT_FAILURE);
+    }
+}
+
 /* One output element of channel c of batch b: its window reduced, mapped and stored:
    max_pool2d_with_indices' maximum and its index, or avg_pool2d's sum divided. */
-static void one_output(const loops *l, int64_t b, int64_t c, size_t y, size_t x) {
+static void one_output(const loops *l, int64_t b, int64_t c, size_t y, size_t x, int first) {
     const pool_call *call = l->call;
     int max = pool_is_max(call);
     int include_pad = !max && call->count_include_pad;
     window1 wy = window_of(&l->h, y, include_pad);
     window1 wx = window_of(&l->w, x, include_pad);
     int64_t pool_size = include_pad ? wy.padded_extent * wx.padded_extent : 0;
+    if (first && !pool_revision_fixed_loops) {
+        halt_if_idle_past_limit(l);
+    }
     if (wy.start >= wy.end || wx.start >= wx.end) {
         return; /* the original leaves this element unwritten */
     }
@@ -184,7 +209,7 @@ void pool_loops(const pool_call *call, const pool_plan *plan) {
         for (int64_t c = 0; c < channels; c++) {
             for (size_t y = 0; y < out_h; y++) {
                 for (size_t x = 0; x < out_w; x++) {
-                    one_output(&l, b, c, y, x);
+                    one_output(&l, b, c, y, x, b == 0 && c == 0 && y == 0 && x == 0);
                 }
             }
         }
