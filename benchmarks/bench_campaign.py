@@ -17,6 +17,8 @@
    ratio while it raises both rates; at 1.93 cores busy, 0.5 needs ``m + r <= 3.86 m``.
 2. Minimising: the seconds each finding of a seeded legacy campaign took to shrink.
 3. ``convcheck judge case.json``: wall time of a warm run (the second of two).
+4. Op by op (``--only ops``): the model alone, the whole pipeline in one process, and in
+   2 shards (``fuzz --op OP --jobs 2``), for every op with a C kernel.
 
 Time to the first finding of each bug class, engine by engine, is
 ``bench_first_finding.py``.
@@ -37,11 +39,10 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
-from convcheck import engines
+from convcheck import engines, registry
 from convcheck.campaign import Budget, Campaign, example_cases
 from convcheck.generate import RandomSource
 from convcheck.judges import Judges
-from convcheck.ops.convolution.generate import build_case
 from convcheck.ops.convolution.torch_oracle import ONEDNN_EVERY
 
 
@@ -54,13 +55,15 @@ def rate(
     reuse=True,
     spare=True,
     onednn_every=ONEDNN_EVERY,
+    op=registry.DEFAULT_OP,
 ) -> Rate:
     """Cases/s as a campaign judges: fresh cases every batch, known crashes confirmed, then
     spared."""
     src = RandomSource(99)
-    with Judges(revision, jobs=jobs, use_native=native, use_torch=torch) as judges:
+    build_case = registry.get(op).build_case
+    with Judges(revision, jobs=jobs, use_native=native, use_torch=torch, op=op) as judges:
         judges.spare_torch = spare
-        if judges.torch is not None:
+        if op == registry.DEFAULT_OP and judges.torch is not None:
             judges.torch.reuse_without_onednn = reuse
             judges.torch.onednn_every = onednn_every
         judges.evaluate([build_case(src) for _ in range(8)])  # start the workers
@@ -205,7 +208,12 @@ def throughput(seconds: float, revision: str) -> None:
 
 
 def campaign_rate(
-    revision: str, seconds: float, jobs: int, sharded: bool, case_budget: bool = False
+    revision: str,
+    seconds: float,
+    jobs: int,
+    sharded: bool,
+    case_budget: bool = False,
+    op: str = registry.DEFAULT_OP,
 ) -> Rate:
     """Cases/s of a seeded random campaign once its batches are full size (the workers', or
     the shards', start-up left out), CPU per case of this process and of all its
@@ -227,7 +235,7 @@ def campaign_rate(
             run.budget = Budget(cases=cases)  # ends the campaign at its next request
 
     budget = Budget(cases=10**12 if case_budget else None)
-    with Judges(revision, jobs=jobs) as judges:
+    with Judges(revision, jobs=jobs, op=op) as judges:
         run = Campaign(judges, progress=mark, budget=budget, shards=jobs if sharded else 1)
         try:
             random_engine.explore(run, 99, solved=False)
@@ -305,12 +313,31 @@ def judge_wall() -> None:
     print(f"== convcheck judge {name}: cold {walls[0]:.2f} s, warm {walls[1]:.2f} s")
 
 
+def per_op(seconds: float, revision: str) -> None:
+    """Each op with a C kernel: the model alone, the pipeline (model, C kernel, torch) in
+    one process with 2 workers a judge, and in 2 shards as ``fuzz --jobs 2`` runs it."""
+    print(f"== op by op, {revision}, a random campaign's cases, jobs=2")
+    print(f"   load before: {os.getloadavg()[0]:.2f}")
+    for op in registry.names():
+        if registry.get(op).native is None:
+            continue
+        base = rate(revision, seconds, native=False, torch=False, op=op)
+        rows = [
+            ("model (C + exact)", base),
+            ("+ native + torch", rate(revision, seconds, op=op)),
+            ("all, 2 shards", campaign_rate(revision, seconds, 2, sharded=True, op=op)),
+        ]
+        for label, measured in rows:
+            ratio = measured.cases_per_second / base.cases_per_second
+            print(f"  {op:<24} {label:<18} {measured.describe()}   {ratio:6.3f} x model alone")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--revision", default="current")
     parser.add_argument("--cases", type=int, default=2000, help="the minimising campaign's")
-    parser.add_argument("--only", choices=["throughput", "jobs", "minimising", "judge"])
+    parser.add_argument("--only", choices=["throughput", "jobs", "minimising", "judge", "ops"])
     parser.add_argument("--rounds", type=int, default=3, help="of the --jobs comparison")
     args = parser.parse_args()
     if args.only in (None, "throughput"):
@@ -321,6 +348,8 @@ def main() -> None:
         minimising(args.cases)
     if args.only in (None, "judge"):
         judge_wall()
+    if args.only in (None, "ops"):
+        per_op(args.seconds, args.revision)
 
 
 if __name__ == "__main__":

@@ -88,7 +88,7 @@ def run_ci(
         Replayed(entry, found)
         for entry, found in zip(entries, judges.evaluate([e.case for e in entries]), strict=True)
     ]
-    unproven = prove_sites(judges.revision, progress)
+    unproven = prove_sites(judges.revision, progress, judges.op)
     if judges.op == registry.DEFAULT_OP:
         solve_ahead(engines.names(ci=True), [judges.revision], progress)
     known = {k for e in entries for k in e.keys}
@@ -127,15 +127,15 @@ def solve_ahead(names: list[str], revisions: list[str], out: TextIO, always=Fals
         solve(names, revisions, out, always)
 
 
-def prove_sites(revision: str, progress: TextIO) -> list[str]:
-    """On ``current``, every site must be proven, for calls of every rank: the lines of
-    those that are not (``convcheck prove`` is the same proof, with its report)."""
+def prove_sites(revision: str, progress: TextIO, op: str = registry.DEFAULT_OP) -> list[str]:
+    """On ``current``, every site of ``op``'s must be proven, for calls of every rank: the
+    lines of those that are not (``convcheck prove`` is the same proof, with its report)."""
     if revision != "current" or engines.unavailable("solver"):
         return []
     from convcheck.solver.prove import gaps
 
-    progress.write("prove: every site of current's calls, 1-D to 3-D\n")
-    found = gaps(revision)
+    progress.write(f"prove: every site of {op}'s current calls, of every rank it solves\n")
+    found = gaps(revision, op)
     for line in found:
         progress.write(f"prove: NOT proven: {line}\n")
     return found

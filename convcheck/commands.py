@@ -148,8 +148,7 @@ def cmd_fuzz(args, stdout: TextIO, stderr: TextIO) -> int:
     corpus_dir = files.folder(Path(args.corpus), "corpus folder", probe=True)
     torch_dir = _torch_folder(args, corpus_dir)
     # Another op's entries are not this campaign's: the same signature is another bug there.
-    entries = corpus.load_all(corpus_dir, torch_dir)
-    known = {k for e in entries if type(e.case).OP == args.op for k in e.keys}
+    known = {k for e in corpus.load_all(corpus_dir, torch_dir, args.op) for k in e.keys}
     _check_report(args)
     budget = _budget(args)
     if args.op == registry.DEFAULT_OP:
@@ -256,12 +255,13 @@ def _budget(args):
 
 
 def cmd_replay(args, stdout: TextIO, stderr: TextIO) -> int:
-    """Every entry by its kind: the kernel's must be clean (or, with --expect-reproduce,
-    still show their finding); torch's own bugs are reported, never the kernel's failure."""
+    """Every entry of the op's by its kind: the kernel's must be clean (or, with
+    --expect-reproduce, still show their finding); torch's own bugs are reported, never
+    the kernel's failure. Other ops' entries are replayed with their own --op."""
     from convcheck import corpus
     from convcheck.findings import FindingKind
 
-    entries = corpus.load_all(Path(args.corpus))
+    entries = corpus.load_all(Path(args.corpus), op=args.op)
     failed = torch_bugs = torch_still = 0
     with _open_judges(args) as judges:
         results = judges.evaluate([e.case for e in entries])
@@ -341,7 +341,7 @@ def cmd_ci(args, stdout: TextIO, stderr: TextIO) -> int:
     # Set-up errors before the build and the workers: a corpus that cannot be read, a
     # results folder that cannot be written.
     # The op's entries: another op's calls are not this kernel's to replay.
-    entries = [e for e in corpus.load_all(Path(args.corpus)) if type(e.case).OP == args.op]
+    entries = corpus.load_all(Path(args.corpus), op=args.op)
     files.folder(Path(args.results), "results folder", probe=True)
     _check_report(args)
     if args.target is None and registry.get(args.op).native is not None:
@@ -449,7 +449,7 @@ def cmd_merge(args, stdout: TextIO, stderr: TextIO) -> int:
 
     # Every folder read before the workers start: a bad file is exit 2 at once.
     for directory in args.dirs:
-        read_folder(Path(directory), args.revision, args.target)
+        read_folder(Path(directory), args.revision, args.target, args.op)
     with _open_judges(args) as judges, judges.stop_on_signals():
         result = merge(
             judges, Path(args.out), [Path(d) for d in args.dirs], _meta(args), args.prune

@@ -146,7 +146,15 @@ def from_json(obj: Any, path: Path) -> Entry:
         raise ConvcheckError(
             f"{where}: signature must be a list of strings, got {value_repr(signature)}"
         )
-    kind, signature = _migrated(obj["kind"], tuple(signature), obj, where)
+    # Entries written before there was more than one op are convolution's.
+    op = obj.get("op", registry.DEFAULT_OP)
+    if not isinstance(op, str) or op not in registry.names():
+        raise ConvcheckError(
+            f"{where}: op {value_repr(op)} is unknown (known: {', '.join(registry.names())})"
+        )
+    kind, signature = obj["kind"], tuple(signature)
+    if op == registry.DEFAULT_OP:  # only its entries are older than today's signatures
+        kind, signature = _migrated(obj["kind"], signature, obj, where)
     also = obj.get("also", [])
     if not isinstance(also, list) or not all(
         isinstance(s, list) and s and all(map(_is_text, s)) for s in also
@@ -176,12 +184,6 @@ def from_json(obj: Any, path: Path) -> Entry:
     if not isinstance(minimized, bool):
         raise ConvcheckError(
             f"{where}: minimized must be true or false, got {value_repr(minimized)}"
-        )
-    # Entries written before there was more than one op are convolution's.
-    op = obj.get("op", registry.DEFAULT_OP)
-    if not isinstance(op, str) or op not in registry.names():
-        raise ConvcheckError(
-            f"{where}: op {value_repr(op)} is unknown (known: {', '.join(registry.names())})"
         )
     try:
         case = registry.case_from_json(obj["case"], op)
@@ -295,14 +297,16 @@ def _check_outcomes(outcomes: Any, where: str) -> None:
                 )
 
 
-def load_all(directory: Path, torch_dir: Path | None = None) -> list[Entry]:
+def load_all(directory: Path, torch_dir: Path | None = None, op: str | None = None) -> list[Entry]:
     """The entries of a corpus folder, then those of its torch folder (``torch_dir``,
-    default ``directory/torch``) when that exists."""
+    default ``directory/torch``) when that exists; with ``op``, that op's alone (one
+    folder holds every op's, and another op's call is not this op's kernel's to judge).
+    Every entry is read, whatever its op: a malformed one is an error all the same."""
     entries = _load_listed(directory, "corpus folder")
     torch_dir = torch_folder(directory, torch_dir)
     if torch_dir.is_dir() and torch_dir.resolve() != directory.resolve():
         entries += _load_listed(torch_dir, "torch folder")
-    return entries
+    return entries if op is None else [e for e in entries if type(e.case).OP == op]
 
 
 def _load_listed(directory: Path, what: str) -> list[Entry]:

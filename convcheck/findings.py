@@ -14,7 +14,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from convcheck import model
+from convcheck import model, registry
 from convcheck.case import Case
 from convcheck.judgement import Judgement
 from convcheck.outcome import ABI_VIOLATION, ACCEPT, CRASH, HANG, REJECT, TOOL_ERROR, Outcome
@@ -249,7 +249,7 @@ def findings(j: Judgement, explain_difference=None) -> list[Finding]:
         if predicted.agrees(actual):
             continue
         parted = True
-        where = parting(predicted, actual, j.revision)
+        where = parting(predicted, actual, j.revision, j.case.OP)
         if where is not None:
             add(
                 FindingKind.INFIDELITY,
@@ -328,9 +328,9 @@ def _torch_inconsistent(verdict) -> bool:
 
 
 @functools.cache
-def _positions(revision: str) -> dict[str, tuple[int, int]]:
-    """Where each check id and each step sits in the revision's order: (step, check)."""
-    steps = model.revision_named(revision)
+def _positions(revision: str, op: str) -> dict[str, tuple[int, int]]:
+    """Where each check id and each step sits in ``op``'s revision's order: (step, check)."""
+    steps = model.revision_named(revision, op)
     found: dict[str, tuple[int, int]] = {}
     for i, step in enumerate(steps.steps):
         found[step.__name__] = (i, 0)
@@ -340,12 +340,15 @@ def _positions(revision: str) -> dict[str, tuple[int, int]]:
     return found
 
 
-def point(outcome: Outcome, revision: str) -> tuple[tuple[int, int], str] | None:
-    """Where in the revision's order of checks an answer stops, and its name there: a
-    rejection at its check id, undefined behaviour at the start of its site's step (named
-    by the site's family), an acceptance after every step. None for a check id or a site
-    the revision does not have (another revision's, a foreign target's own name)."""
-    positions = _positions(model.check_revision(revision))
+def point(
+    outcome: Outcome, revision: str, op: str = registry.DEFAULT_OP
+) -> tuple[tuple[int, int], str] | None:
+    """Where in the order of checks of ``op``'s revision an answer stops, and its name
+    there: a rejection at its check id, undefined behaviour at the start of its site's
+    step (named by the site's family), an acceptance after every step. None for a check
+    id or a site the revision does not have (another revision's, a foreign target's own
+    name, a site not named after its step)."""
+    positions = _positions(model.check_revision(revision), op)
     if outcome.verdict == REJECT:
         name = outcome.check or ""
         key = name
@@ -360,7 +363,9 @@ def point(outcome: Outcome, revision: str) -> tuple[tuple[int, int], str] | None
     return None if position is None else (position, name)
 
 
-def parting(predicted: Outcome, actual: Outcome, revision: str) -> tuple[str, str] | None:
+def parting(
+    predicted: Outcome, actual: Outcome, revision: str, op: str = registry.DEFAULT_OP
+) -> tuple[str, str] | None:
     """Where the kernel parts from the model, as an infidelity's signature: the first point
     of the revision's order of checks (docs/checks.md) at which their answers differ, and
     which way. The kernel's own check id is never part of it (a target names its checks as
@@ -377,8 +382,8 @@ def parting(predicted: Outcome, actual: Outcome, revision: str) -> tuple[str, st
         return None
     if predicted.verdict == ACCEPT and actual.verdict == ACCEPT:
         return ("output_sizes", "sizes differ")
-    model_point = point(predicted, revision)
-    kernel_point = point(actual, revision)
+    model_point = point(predicted, revision, op)
+    kernel_point = point(actual, revision, op)
     if model_point is None:  # a target's own expectation, outside the revision's order
         return (predicted.category, "kernel differs")
     if kernel_point is None:
@@ -402,8 +407,9 @@ def _passed_rejection(j: Judgement, kernel: Outcome, predicted: Outcome) -> bool
     if kernel is j.native_run and checked is not None and checked.verdict == ACCEPT:
         return True
     step = re.sub(r"^(?:cc_)?step_", "", split_site(kernel.crash_site)[0])
-    crashed = point(Outcome.crashed(kernel.crash_kind or "", step), j.revision)
-    rejected = point(predicted, j.revision)
+    op = j.case.OP
+    crashed = point(Outcome.crashed(kernel.crash_kind or "", step), j.revision, op)
+    rejected = point(predicted, j.revision, op)
     return crashed is not None and rejected is not None and crashed[0][0] >= rejected[0][0]
 
 

@@ -14,7 +14,8 @@ What a folder may hold, read recursively (hidden files and folders left out):
 * ``*.case``: a bare case (the seed corpus of ``.clusterfuzzlite/build.sh``);
 * a name without a suffix: a raw fuzzer input (a ClusterFuzzLite corpus or a libFuzzer
   ``crash-<sha1>``), decoded as the harnesses decode it (``fuzzed.case_from_bytes``);
-* anything else (``junit.xml``, ``results.sarif``) is counted as skipped.
+* anything else (``junit.xml``, ``results.sarif``) is counted as skipped, as is an entry
+  or a case of another op than the merge's (one corpus folder holds every op's entries).
 """
 
 from __future__ import annotations
@@ -74,10 +75,11 @@ class Merged:
 
 
 def read_folder(
-    directory: Path, revision: str, target: str | None
+    directory: Path, revision: str, target: str | None, op: str = registry.DEFAULT_OP
 ) -> tuple[list[Input], list[str]]:
-    """The inputs of a folder and the names of the files skipped. An entry recorded for
-    another revision or target is an error: its signatures mean something else."""
+    """The inputs of a folder of ``op``'s and the names of the files skipped (another op's
+    among them). An entry of ``op`` recorded for another revision or target is an error:
+    its signatures mean something else."""
     if not directory.is_dir():
         what = "does not exist" if not directory.exists() else "is not a folder"
         raise ConvcheckError(f"corpus folder {files.shown(directory)} {what}")
@@ -92,6 +94,9 @@ def read_folder(
             obj = files.parse_json(data, f"corpus file {shown}")
             if isinstance(obj, dict) and ("format" in obj or "case" in obj):
                 entry = corpus.parse(data, path)
+                if entry.case.OP != op:
+                    skipped.append(shown)
+                    continue
                 if (entry.revision, entry.target) != (revision, target):
                     raise ConvcheckError(
                         f"corpus file {shown}: recorded for revision {entry.revision}"
@@ -100,14 +105,23 @@ def read_folder(
                     )
                 inputs.append(Input(shown, entry.case, entry))
             else:
-                inputs.append(Input(shown, _case(data, shown)))
+                _add_case(inputs, skipped, shown, _case(data, shown), op)
         elif path.suffix == ".case":
-            inputs.append(Input(shown, _case(files.read_bytes(path, "case file"), shown)))
+            case = _case(files.read_bytes(path, "case file"), shown)
+            _add_case(inputs, skipped, shown, case, op)
         elif not path.suffix:
-            inputs.append(Input(shown, _raw_case(files.read_bytes(path, "fuzzer input"), shown)))
+            case = _raw_case(files.read_bytes(path, "fuzzer input"), shown)
+            _add_case(inputs, skipped, shown, case, op)
         else:
             skipped.append(shown)
     return inputs, skipped
+
+
+def _add_case(inputs: list[Input], skipped: list[str], shown: str, case: Case, op: str) -> None:
+    if case.OP == op:
+        inputs.append(Input(shown, case))
+    else:
+        skipped.append(shown)
 
 
 def _walk(directory: Path) -> list[Path]:
@@ -145,12 +159,12 @@ def merge(
     re-judged by ``judges``; entries are written atomically, only when new or simpler."""
     files.folder(out_dir, "corpus folder", probe=True)
     result = Merged()
-    own, result.skipped = read_folder(out_dir, judges.revision, judges.target)
+    own, result.skipped = read_folder(out_dir, judges.revision, judges.target, judges.op)
     inputs = list(own)
     for directory in sources:
         if directory.resolve() == out_dir.resolve():
             continue  # its entries take part already, once
-        read, skipped = read_folder(directory, judges.revision, judges.target)
+        read, skipped = read_folder(directory, judges.revision, judges.target, judges.op)
         inputs += read
         result.skipped += skipped
     result.inputs = len(inputs)

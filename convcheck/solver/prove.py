@@ -420,23 +420,24 @@ def _start_worker(known: dict[str, str]) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (_WORKER_MEMORY, _WORKER_MEMORY))
 
 
-def gaps(revision: str) -> list[str]:
-    """Every site of ``revision``'s calls, of every rank ``prove`` solves by default, that
-    is not proven, one line each.
+def gaps(revision: str, op: str = registry.DEFAULT_OP) -> list[str]:
+    """Every site of ``op``'s ``revision``'s calls, of every rank ``prove`` solves by
+    default, that is not proven, one line each.
 
     For ``ci``: solved once per version of the model and solver (seconds on 2 cores:
     benchmarks/README.md), and read from the disk cache after that. Where a query runs
     out of its steps, the shapes are solved again with five times as many before it
     counts as unknown; either way the answer is the same on any machine.
     """
-    return cache.solved(f"gaps-{revision}", lambda: (_gaps(revision), True))
+    name = f"gaps-{revision}" if op == registry.DEFAULT_OP else f"gaps-{op}-{revision}"
+    return cache.solved(name, lambda: (_gaps(revision, op), True))
 
 
-def _gaps(revision: str) -> list[str]:
-    only = shapes(revision, default_ranks(revision))
-    report = prove(revision, only=only, minimise=False)
+def _gaps(revision: str, op: str) -> list[str]:
+    only = shapes(revision, default_ranks(revision, op), op)
+    report = prove(revision, only=only, minimise=False, op=op)
     if report.count(UNKNOWN):
-        report = prove(revision, only=only, rlimit=5 * limits.QUERY, minimise=False)
+        report = prove(revision, only=only, rlimit=5 * limits.QUERY, minimise=False, op=op)
     return [
         f"{s.site} ({s.kind}): {s.status} on "
         + next(p.path for p in s.paths if p.status == s.status)

@@ -1,6 +1,7 @@
-"""Every corpus entry, replayed by name: on its own revision it must still show its
-signature; on current it must be handled cleanly. torch's own bugs (corpus/torch/) are
-torch's: one that a newer torch fixed is skipped, never the kernel's failure."""
+"""Every corpus entry, replayed by name with its own op's judges: on its own revision it
+must still show its signature; on current it must be handled cleanly. torch's own bugs
+(corpus/torch/) are torch's: one that a newer torch fixed is skipped, never the kernel's
+failure."""
 
 from pathlib import Path
 
@@ -18,7 +19,13 @@ ENTRIES = corpus.load_all(CORPUS) if CORPUS.is_dir() else []
 @pytest.fixture(scope="module")
 def engines():
     made = {}
-    yield lambda revision: made.setdefault(revision, Judges(revision, jobs=1))
+
+    def judges(op, revision):
+        if (op, revision) not in made:
+            made[op, revision] = Judges(revision, op=op, jobs=1)
+        return made[op, revision]
+
+    yield judges
     for engine in made.values():
         engine.close()
 
@@ -29,7 +36,7 @@ def test_the_corpus_is_not_empty():
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
 def test_reproduces_on_its_revision(entry, engines):
-    found = engines(entry.revision).evaluate([entry.case])[0]
+    found = engines(entry.case.OP, entry.revision).evaluate([entry.case])[0]
     keys = {f.key for f in found}
     if entry.kind == "torch-bug" and entry.key not in keys:
         pytest.skip(f"torch {torch.__version__} no longer has this bug of its own")
@@ -45,5 +52,5 @@ def test_torch_bugs_are_apart():
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
 def test_handled_cleanly_on_current(entry, engines):
-    found = engines("current").evaluate([entry.case])[0]
+    found = engines(entry.case.OP, "current").evaluate([entry.case])[0]
     assert [f.describe() for f in found if f.about_kernel] == []
