@@ -21,13 +21,15 @@ pyinstaller_args=(
   --exclude-module torch
 )
 
-# The seed corpus: the case of every reviewed finding, one file each.
+# The seed corpus: the case of every reviewed convolution finding (the harnesses' op),
+# one file each.
 seeds=$(mktemp -d)
 python3 - "$seeds" <<'PY'
 import json, pathlib, sys
 for p in pathlib.Path("corpus").glob("*.json"):
-    case = json.loads(p.read_text())["case"]
-    (pathlib.Path(sys.argv[1]) / f"{p.stem}.case").write_text(json.dumps(case))
+    entry = json.loads(p.read_text())
+    if entry.get("op", "convolution") == "convolution":
+        (pathlib.Path(sys.argv[1]) / f"{p.stem}.case").write_text(json.dumps(entry["case"]))
 PY
 
 # The bundles side by side (each PyInstaller run has a work folder of its own): a

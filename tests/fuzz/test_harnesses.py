@@ -14,8 +14,9 @@ from convcheck.native import NativeJudge
 pytest.importorskip("atheris")
 
 ROOT = Path(__file__).parents[2]
+# The harnesses fuzz convolution: its entries are their seeds.
 SEEDS = (
-    [e.case.dumps().encode() for e in corpus.load_all(ROOT / "corpus")]
+    [e.case.dumps().encode() for e in corpus.load_all(ROOT / "corpus", op="convolution")]
     if (ROOT / "corpus").is_dir()
     else []
 )

@@ -88,7 +88,7 @@ def test_ci_fails_naming_a_site_of_current_not_proven(tmp_path, monkeypatch):
     unproven = "output_sizes.dim0.times_stride (signed-integer-overflow): unknown on rank 3"
     # The module, not the function ``convcheck.solver.prove`` that shadows its name.
     module = importlib.import_module("convcheck.solver.prove")
-    monkeypatch.setattr(module, "gaps", lambda revision: [unproven])
+    monkeypatch.setattr(module, "gaps", lambda revision, op: [unproven])
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     code, out, err = run(
