@@ -185,10 +185,14 @@ def _parser() -> _Parser:
     _report_option(fuzz)
     fuzz.set_defaults(func=cmd_fuzz)
 
-    replay = sub.add_parser("replay", help="run every corpus entry; exit 1 on any finding")
+    replay = sub.add_parser(
+        "replay",
+        help="run every corpus entry, each with its op's judges (--op: that op's alone); "
+        "exit 1 on any finding",
+    )
     replay.add_argument("corpus", nargs="?", default="corpus")
     _judges(replay)
-    replay.set_defaults(revision="current")
+    replay.set_defaults(revision="current", op=None)
     stale = "fail when an entry no longer shows its finding"
     replay.add_argument("--expect-reproduce", action="store_true", help=stale)
     replay.set_defaults(func=cmd_replay)

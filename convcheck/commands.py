@@ -4,6 +4,7 @@ set-up error). ``convcheck.cli`` parses the command line and calls one of them."
 
 from __future__ import annotations
 
+import argparse
 import importlib.metadata
 import json
 from pathlib import Path
@@ -255,18 +256,29 @@ def _budget(args):
 
 
 def cmd_replay(args, stdout: TextIO, stderr: TextIO) -> int:
-    """Every entry of the op's by its kind: the kernel's must be clean (or, with
-    --expect-reproduce, still show their finding); torch's own bugs are reported, never
-    the kernel's failure. Other ops' entries are replayed with their own --op."""
+    """Every entry by its kind, each judged by its own op's judges (with --op, or a
+    --target, which is one op's kernel, that op's entries alone): the kernel's must be
+    clean (or, with --expect-reproduce, still show their finding); torch's own bugs are
+    reported, never the kernel's failure."""
     from convcheck import corpus
     from convcheck.findings import FindingKind
 
-    entries = corpus.load_all(Path(args.corpus), op=args.op)
+    only = args.op or (registry.DEFAULT_OP if args.target else None)
+    entries = corpus.load_all(Path(args.corpus), op=only)
     failed = torch_bugs = torch_still = 0
-    with _open_judges(args) as judges:
-        results = judges.evaluate([e.case for e in entries])
-        torch_version = judges.torch.torch_version if judges.torch is not None else None
-    for entry, found in zip(entries, results, strict=True):
+    results: dict[int, list] = {}
+    versions: dict[str, str | None] = {}  # torch's, as each op's torch judge names it
+    used = []
+    for op in sorted({type(e.case).OP for e in entries}) or [only or registry.DEFAULT_OP]:
+        mine = [e for e in entries if type(e.case).OP == op]
+        with _open_judges(argparse.Namespace(**{**vars(args), "op": op})) as judges:
+            for entry, found in zip(mine, judges.evaluate([e.case for e in mine]), strict=True):
+                results[id(entry)] = found
+            versions[op] = judges.torch.torch_version if judges.torch is not None else None
+        used.append(judges)
+    for entry in entries:
+        found = results[id(entry)]
+        torch_version = versions[type(entry.case).OP]
         keys = {f.key for f in found}
         if entry.kind == FindingKind.TORCH_BUG:
             torch_bugs += 1
@@ -293,10 +305,12 @@ def cmd_replay(args, stdout: TextIO, stderr: TextIO) -> int:
     summary += f"{kernel_entries - failed} passed, {failed} failed"
     if torch_bugs:
         summary += f"; {torch_bugs} of torch's own bugs, never the kernel's"
+        torch_version = versions.get(registry.DEFAULT_OP) or next(iter(versions.values()))
         if torch_version is not None:
             summary += f" ({torch_still} still in torch {torch_version})"
     stdout.write(summary + "\n")
-    _unknown_ids(judges, stdout)
+    for judges in used:
+        _unknown_ids(judges, stdout)
     return FOUND if failed else OK
 
 
