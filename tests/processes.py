@@ -90,6 +90,20 @@ def assert_all_die(pids: list[int]) -> None:
             time.sleep(0.025)
         else:
             raise AssertionError(f"process {pid} outlived its parent")
-        # A pool made this process a subreaper: the orphan came here, and is ours to reap.
-        with contextlib.suppress(ChildProcessError):
+    for pid in pids:
+        _reap_once_orphaned(pid)
+
+
+def _reap_once_orphaned(pid: int) -> None:
+    """A pool made this process a subreaper: a dead orphan comes here, ours to reap. A
+    zombie whose own parent (say, a fork server) is still dying is not ours yet: it comes
+    here when that parent is gone, or init reaps it if we are not a subreaper."""
+    for _ in range(400):
+        try:
             os.waitpid(pid, 0)
+            return
+        except ChildProcessError:
+            if not Path(f"/proc/{pid}").exists():
+                return  # reaped by another
+        time.sleep(0.025)
+    raise AssertionError(f"process {pid} was never reaped")
