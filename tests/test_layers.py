@@ -31,6 +31,7 @@ LAYERS = [
     # The judges, and the targets and torch they start.
     ["judges", "check_ids"],
     ["ops.convolution.executorch_source", "ops.convolution.differences", "ops.pooling.differences"]
+    + ["ops.pooling.executorch_source"]
     + ["ops.pooling.torch_judge"],
     # The other ops' torch mappings read convolution's ATen helpers.
     [f"ops.{op}.{m}" for op in OTHER_OPS for m in ("torch_checks", "differences")],

@@ -8,6 +8,7 @@ import pytest
 from pool_builders import avg, max_pool
 
 from convcheck import model, registry
+from convcheck.case import TensorSpec
 from convcheck.ops.pooling import aten
 from convcheck.ops.pooling.checks import Call
 from convcheck.ops.pooling.legacy import first_window_idle, first_window_inside
@@ -57,6 +58,13 @@ def kernel(case, revision):
             "crash signed-integer-overflow at loops.pool_size",
             "reject kernel_size.range",
         ),
+        # With divisor_override the area divides nothing and its overflow goes unreported
+        # (the checkout's loops ran on): the idle taps are what halts.
+        (
+            avg((2, 1, 3, 1), (2**33,) * 2, padding=(2**32,) * 2, divisor=6),
+            "crash work past limit at loops.idle_taps",
+            "reject kernel_size.range",
+        ),
         # Accepted where torch refuses: a negative stride gives a 5x5 output.
         (avg((1, 1, 1, 1), (5, 5), stride=(-1, -1)), "accept [1, 1, 5, 5]", "reject stride.range"),
         # A kernel larger than the input: legacy's truncating division gives 1.
@@ -86,6 +94,17 @@ def kernel(case, revision):
 def test_each_revision_on_the_issue_list(case, legacy, current):
     assert kernel(case, "legacy") == legacy
     assert kernel(case, "current") == current
+
+
+def test_legacy_avg_asks_for_one_layout_not_one_dim_order():
+    """``tensors_have_same_dim_order`` asks whether input and out are both contiguous or
+    both channels-last, whatever their ranks: on the checkout a 4-D input beside a 3-D
+    out passes it, and out's resize refuses the call."""
+    case = avg((1, 1, 1, 1), (1, 1))
+    three_d_out = case.replace(out=TensorSpec((1, 1, 1), "float32"))
+    assert kernel(three_d_out, "legacy") == "reject out.resize"
+    channels_last_out = case.replace(out=TensorSpec((1, 1, 1, 1), "float32", CHANNELS_LAST))
+    assert kernel(channels_last_out, "legacy") == "reject dim_order.in_out"
 
 
 def test_the_stride_is_never_checked_in_legacy_its_ids_never_fire():

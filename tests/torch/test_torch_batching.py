@@ -111,9 +111,14 @@ def test_values_travel_exactly_in_logical_order_non_finite_included(dtype):
 
 
 def test_garbage_values_are_still_a_torch_bug_in_a_shared_request(judge):
+    """(On the CPUs where oneDNN garbles this call: test_torch_reference says which.)"""
     cases = random_cases(13, 30) + [GARBAGE]
     v = judge.judge(cases)[-1]
-    assert v.path == "real" and v.torch_bug and v.torch_bug.startswith("values:"), v.describe()
+    assert v.path == "real", v.describe()
+    if v.outcome.values == v.no_onednn.values:
+        assert not v.torch_bug, v.describe()
+        pytest.skip("oneDNN computes this call right on this CPU")
+    assert v.torch_bug and v.torch_bug.startswith("values:"), v.describe()
 
 
 def test_a_judge_with_one_thread_configured_runs_every_call_with_one():

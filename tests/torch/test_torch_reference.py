@@ -233,11 +233,16 @@ def test_channels_last_segfault_is_isolated_and_reported(judge):
 
 
 def test_channels_last_wrong_values_are_a_torch_bug(judge):
+    """oneDNN's values of this call are garbage (around 1e33) on some CPUs only: on the
+    project's earlier machines, not on an AMD EPYC with AVX2 (2026-12-07). Where they are
+    garbage, that is a torch bug; where oneDNN computes them right, none is reported."""
     (v,) = judge.judge([GARBAGE])
     assert v.path == "real" and v.backend == "Mkldnn"
     assert v.outcome.verdict == v.no_onednn.verdict == "accept"
     assert v.outcome.out_sizes == v.no_onednn.out_sizes == (2, 2, 9, 1)
-    assert v.outcome.values != v.no_onednn.values
+    if v.outcome.values == v.no_onednn.values:
+        assert not v.torch_bug, v.describe()
+        pytest.skip("oneDNN computes this call right on this CPU")
     assert v.torch_bug and v.torch_bug.startswith("values:"), v.describe()
 
 

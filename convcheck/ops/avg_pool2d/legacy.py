@@ -11,8 +11,9 @@ the input (``idle_taps``).
 
 from __future__ import annotations
 
-from convcheck.case import contiguous_order
 from convcheck.fixedint import Arith
+from convcheck.ops.convolution.checks import is_contiguous
+from convcheck.ops.convolution.legacy import same_dim_order as one_layout
 from convcheck.ops.pooling.checks import (
     Call,
     dim_orders,
@@ -40,11 +41,11 @@ def divisor_override(call: Call, a: Arith) -> None:
 
 
 def same_dim_order(call: Call, a: Arith) -> None:
-    """``avg_pool2d_out`` wants input and out in one dim order, and that order the
-    default: a channels-last input is refused although the loops index by strides."""
-    if call.input.order != call.out.order:
-        raise Reject("dim_order.in_out")
-    if call.input.order != contiguous_order(call.input.rank):
+    """``avg_pool2d_out`` wants input and out both contiguous or both channels-last
+    (``tensors_have_same_dim_order``: of any ranks), then the input in the default order:
+    a channels-last input is refused although the loops index by strides."""
+    one_layout(call, a)  # type: ignore[arg-type]
+    if not is_contiguous(call.input):
         raise Reject("dim_order.input_channels_last")
 
 

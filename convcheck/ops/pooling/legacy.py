@@ -83,12 +83,12 @@ def output_size(
 
 
 def pool_size(call: Call, a: Arith) -> None:
-    """avg_pool2d's divisor with ``count_include_pad``: the padded window's area,
-    ``(ih1 - ih0) * (iw1 - iw0)`` in int64, for the first and the last window (those
-    that bound it). The C computes it for every window; only its use under
-    ``count_include_pad`` survives the compiler, as measured: without it the sanitized
-    kernel reports nothing here (and loops on). legacy's loops put ``idle_taps`` between
-    the two (``first_pool_size``, ``last_pool_size``)."""
+    """avg_pool2d's divisor with ``count_include_pad`` and no ``divisor_override``: the
+    padded window's area, ``(ih1 - ih0) * (iw1 - iw0)`` in int64, for the first and the
+    last window (those that bound it). The C computes it for every window; only its use
+    as the divisor survives the compiler, as measured: otherwise the sanitized kernel
+    reports nothing here (and loops on). legacy's loops put ``idle_taps`` between the
+    two (``first_pool_size``, ``last_pool_size``)."""
     if _divides_by_area(call):
         _padded_area(call, a, "first")
         _padded_area(call, a, "last")
@@ -105,8 +105,14 @@ def last_pool_size(call: Call, a: Arith) -> None:
 
 
 def _divides_by_area(call: Call) -> bool:
-    """With ``count_include_pad``, on a call that has windows."""
-    return call.count_include_pad and not any(size == 0 for size in call.out_sizes)
+    """With ``count_include_pad`` and no ``divisor_override``, on a call that has
+    windows. Where the area divides nothing the compiler drops it, overflow and all
+    (measured on the checkout: no report, and the loops run on)."""
+    return (
+        call.count_include_pad
+        and getattr(call.case, "divisor_override", None) is None
+        and not any(size == 0 for size in call.out_sizes)
+    )
 
 
 def _padded_area(call: Call, a: Arith, which: str) -> None:

@@ -2,12 +2,12 @@
 checkout, sanitized.
 
 The tests are compiled with the translation units the source target compiles
-(``build.SOURCES``), ExecuTorch's test utilities (``TensorFactory``, ``TestUtil.h``), the
-fixture ``op_convolution_test.cpp`` declares (rewritten here: that file's generated
-operator header needs ExecuTorch's codegen), and GoogleTest from the system (Debian:
-``libgtest-dev`` and ``libgmock-dev``, whose matchers the test utilities use). Each test
-runs in its own process: with ``-fno-sanitize-recover`` a sanitizer report ends the
-process, and the tests after it would never run.
+(``build.CONVOLUTION.sources``), ExecuTorch's test utilities (``TensorFactory``,
+``TestUtil.h``), the fixture ``op_convolution_test.cpp`` declares (rewritten here: that
+file's generated operator header needs ExecuTorch's codegen), and GoogleTest from the
+system (Debian: ``libgtest-dev`` and ``libgmock-dev``, whose matchers the test utilities
+use). Each test runs in its own process: with ``-fno-sanitize-recover`` a sanitizer
+report ends the process, and the tests after it would never run.
 """
 
 from __future__ import annotations
@@ -22,7 +22,12 @@ from pathlib import Path
 
 from convcheck.errors import ConvcheckError
 from convcheck.native.build import compiler, compiler_version, first_error
-from convcheck.ops.convolution.executorch_source.build import C10_INCLUDE, FLAGS, SOURCES, checkout
+from convcheck.ops.convolution.executorch_source.build import (
+    C10_INCLUDE,
+    CONVOLUTION,
+    FLAGS,
+    checkout,
+)
 
 # Beyond the kernel's units: the runtime's init, the default platform layer (the source
 # target brings its own in its adapter), and the tensor comparisons of the test utilities.
@@ -125,7 +130,7 @@ def build(source: str | os.PathLike, tests: Path, scratch: Path) -> Path:
         "-o",
         str(binary),
         str(harness),
-        *(str(root / relative) for relative in (*SOURCES, *TEST_SOURCES)),
+        *(str(root / relative) for relative in (*CONVOLUTION.sources, *TEST_SOURCES)),
         "-lgmock",
         "-lgtest",
         "-lgtest_main",

@@ -44,10 +44,14 @@ class ExecutorchSourceJudge(NativeJudge):
 
     @staticmethod
     def outcome(answer: bytes | dict | Crash | Hang) -> Outcome:
-        outcome = NativeJudge.outcome(answer)
-        if not outcome.crash_site:
-            return outcome
-        return dataclasses.replace(outcome, crash_site=short_site(outcome.crash_site))
+        return named_by_function(NativeJudge.outcome(answer))
+
+
+def named_by_function(outcome: Outcome) -> Outcome:
+    """``outcome`` with its C++ crash site, if any, named by function (``short_site``)."""
+    if not outcome.crash_site:
+        return outcome
+    return dataclasses.replace(outcome, crash_site=short_site(outcome.crash_site))
 
 
 def short_site(site: str) -> str:

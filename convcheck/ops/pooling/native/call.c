@@ -72,12 +72,6 @@ int32_t convcheck_unit_call(void *entry, const convcheck_unit_args *args,
     return status;
 }
 
-/* Element i of a list of one or two values (one stands for both dims), or `otherwise`
-   when the list is empty. */
-static int64_t at(const int64_t *values, int64_t len, int64_t i, int64_t otherwise) {
-    return len == 0 ? otherwise : values[len == 1 ? 0 : i];
-}
-
 /* Loop iterations: one per output element and one per kernel tap of its window, every
    tap counted (legacy's loops visit them all). Where the first window's taps outside the
    input are past the limit, only those inside count (at most the input's size in each
@@ -93,9 +87,9 @@ int convcheck_unit_work(const convcheck_unit_args *args, const convcheck_unit_re
     to_call(args);
     int64_t k[2], p[2], d[2], n[2];
     for (int i = 0; i < 2; i++) {
-        k[i] = at(call.kernel_size, call.kernel_size_len, i, 1);
-        p[i] = at(call.padding, call.padding_len, i, 0);
-        d[i] = at(call.dilation, call.dilation_len, i, 1);
+        k[i] = pool_val_at(call.kernel_size, call.kernel_size_len, i, 1);
+        p[i] = pool_val_at(call.padding, call.padding_len, i, 0);
+        d[i] = pool_val_at(call.dilation, call.dilation_len, i, 1);
         n[i] = call.input.sizes[call.input.rank - 2 + i];
     }
     uint64_t taps = convcheck_sat_mul((uint64_t)k[0], (uint64_t)k[1]);

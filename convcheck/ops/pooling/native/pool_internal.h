@@ -16,6 +16,7 @@
 
 #include "elements.h"
 #include "pool_abi.h"
+#include "pool_taps.h"
 #include "tensors.h"
 
 /* What the steps compute on the way: out's sizes (int64 until a step narrows them). */
@@ -34,7 +35,6 @@ extern const int pool_revision_fixed_loops;
 
 /* pool_shared.c */
 int pool_is_max(const pool_call *call);
-int64_t pool_val_at(const int64_t *values, int64_t len, int64_t i, int64_t default_value);
 /* Spatial dim i's kernel size, stride (the kernel size when none), padding, dilation. */
 void pool_window(const pool_call *call, int64_t i, int64_t *k, int64_t *s, int64_t *p,
                  int64_t *d);

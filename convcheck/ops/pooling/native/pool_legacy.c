@@ -68,17 +68,17 @@ static const char *step_dilation(const pool_call *call, pool_plan *plan) {
                        "dilation.range");
 }
 
-/* avg_pool2d_out wants input and out in one dim order, and that the default one. */
+/* avg_pool2d_out wants input and out both contiguous or both channels-last (of any
+   ranks each), then the input in the default order. */
 static const char *step_same_dim_order(const pool_call *call, pool_plan *plan) {
     (void)plan;
     if (pool_is_max(call)) {
         return NULL;
     }
-    int same = call->input.rank == call->out.rank;
-    for (int32_t i = 0; same && i < call->input.rank; i++) {
-        same = call->input.dim_order[i] == call->out.dim_order[i];
-    }
-    if (!same) {
+    int both_contiguous = cc_is_contiguous(&call->input) && cc_is_contiguous(&call->out);
+    int both_channels_last =
+        cc_is_channels_last(&call->input) && cc_is_channels_last(&call->out);
+    if (!both_contiguous && !both_channels_last) {
         return "dim_order.in_out";
     }
     return cc_is_contiguous(&call->input) ? NULL : "dim_order.input_channels_last";

@@ -34,7 +34,7 @@ static size_t tap_position(const dim_params *q, size_t o, int64_t w) {
     return (size_t)q->s * o + (size_t)(q->d * w) - (size_t)q->p;
 }
 
-static window1 window_of(const dim_params *q, size_t o, int include_pad) {
+static window1 window_of(const dim_params *q, size_t o, int padded) {
     window1 w;
     /* As the model has it: the product in size_t, the padding subtracted in int64.
        (ExecuTorch's subtraction is size_t too: docs/checks-pooling.md says where the two
@@ -44,7 +44,7 @@ static window1 window_of(const dim_params *q, size_t o, int include_pad) {
     if (q->n + q->p < end) {
         end = q->n + q->p;
     }
-    w.padded_extent = include_pad ? end - start : 0;
+    w.padded_extent = padded ? end - start : 0;
     w.start = start < 0 ? 0 : start;
     w.end = end > q->n ? q->n : end;
     w.first_tap = 0;
@@ -120,7 +120,7 @@ static void halt_if_idle_past_limit(const loops *l) {
     uint64_t idle = pool_first_window_idle(k, p, d, n);
     if (idle > POOL_IDLE_TAPS_LIMIT) {
         fprintf(stderr,
-                "convcheck: work past limit in %s %s:%d: %" PRIu64 " taps of each window "
+                "convcheck: work past limit in %s %s:%d: %" PRIu64 " taps of the first window "
                 "lie outside the input, and the loops visit them all (limit %" PRIu64 ")\n",
                 __func__, __FILE__, __LINE__, idle, POOL_IDLE_TAPS_LIMIT);
         _Exit(EXIT_FAILURE);
@@ -132,17 +132,20 @@ static void halt_if_idle_past_limit(const loops *l) {
 static void one_output(const loops *l, int64_t b, int64_t c, size_t y, size_t x, int first) {
     const pool_call *call = l->call;
     int max = pool_is_max(call);
-    int include_pad = !max && call->count_include_pad;
-    window1 wy = window_of(&l->h, y, include_pad);
-    window1 wx = window_of(&l->w, x, include_pad);
-    int64_t pool_size = include_pad ? wy.padded_extent * wx.padded_extent : 0;
+    /* The padded area is the divisor with count_include_pad and no divisor_override.
+       ExecuTorch computes it for every window, but where it divides nothing the compiler
+       drops it, its overflow with it (measured: no report, and the loops run on). */
+    int divides_by_area = !max && call->count_include_pad && !call->has_divisor_override;
+    window1 wy = window_of(&l->h, y, divides_by_area);
+    window1 wx = window_of(&l->w, x, divides_by_area);
+    int64_t pool_size = divides_by_area ? wy.padded_extent * wx.padded_extent : 0;
     if (first && !pool_revision_fixed_loops) {
         halt_if_idle_past_limit(l);
     }
     if (wy.start >= wy.end || wx.start >= wx.end) {
         return; /* the original leaves this element unwritten */
     }
-    int64_t count = include_pad ? pool_size : (wy.end - wy.start) * (wx.end - wx.start);
+    int64_t count = divides_by_area ? pool_size : (wy.end - wy.start) * (wx.end - wx.start);
     int r = l->rank;
     int64_t base = (r == 4 ? b * l->in_strides[0] : 0) + c * l->in_strides[r - 3];
     cc_value accum = {0};

@@ -12,13 +12,6 @@ int pool_is_max(const pool_call *call) {
     return call->op == POOL_MAX_POOL2D_WITH_INDICES;
 }
 
-int64_t pool_val_at(const int64_t *values, int64_t len, int64_t i, int64_t default_value) {
-    if (len == 1) {
-        return values[0];
-    }
-    return len > 1 ? values[i] : default_value;
-}
-
 void pool_window(const pool_call *call, int64_t i, int64_t *k, int64_t *s, int64_t *p,
                  int64_t *d) {
     *k = pool_val_at(call->kernel_size, call->kernel_size_len, i, 1);

@@ -3,7 +3,7 @@
  * visit every tap of the kernel, inside the input or not. Included by the loops (which
  * halt past the limit, legacy only) and by the worker's call unit (whose work estimate
  * sends such a call to the run entry instead of skipping it as too long to run).
- * Header-only: the worker does not link the library.
+ * Header-only: the worker does not link the library (nor does the ExecuTorch adapter).
  */
 #ifndef POOL_TAPS_H
 #define POOL_TAPS_H
@@ -15,6 +15,13 @@
    read nothing (kernel 2^20 on a 1x1 input: 2^40), where ATen's loops and the fixed
    ones visit only the taps inside, in a millisecond. */
 #define POOL_IDLE_TAPS_LIMIT ((uint64_t)1 << 32)
+
+/* Element i of a parameter list of one or two values (one stands for both dims), or
+   `otherwise` when the list is empty (the kernels' val_at). */
+static inline int64_t pool_val_at(const int64_t *values, int64_t len, int64_t i,
+                                  int64_t otherwise) {
+    return len == 0 ? otherwise : values[len == 1 ? 0 : i];
+}
 
 static inline uint64_t pool_taps_sat_mul(uint64_t a, uint64_t b) {
     return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b;
