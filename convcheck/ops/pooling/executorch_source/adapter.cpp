@@ -261,12 +261,12 @@ void halt_if_idle_past_limit(const pool_call* call, const convcheck_result* chec
 
 extern "C" {
 
-int32_t pool_abi_version(void) {
-  return POOL_ABI_VERSION;
-}
-
 const char* pool_name(void) {
   return "executorch portable avg_pool2d_out and max_pool2d_with_indices_out (source checkout)";
+}
+
+int32_t pool_abi_version(void) {
+  return POOL_ABI_VERSION;
 }
 
 int32_t pool_check(const pool_call* call, convcheck_result* result) {
