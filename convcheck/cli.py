@@ -274,6 +274,12 @@ def _parser() -> _Parser:
     target.add_argument("kind", choices=["executorch"])
     target.add_argument("--source", required=True, help="the ExecuTorch checkout to build")
     target.add_argument(
+        "--op",
+        choices=registry.names(),
+        default=registry.DEFAULT_OP,
+        help="whose kernel to build (default: %(default)s)",
+    )
+    target.add_argument(
         "--gtest",
         metavar="FILE",
         help="build these tests (convcheck export gtest) against it, sanitized, and run each",

@@ -487,17 +487,21 @@ def cmd_build(args, stdout: TextIO, stderr: TextIO) -> int:
 
 
 def cmd_target(args, stdout: TextIO, stderr: TextIO) -> int:
-    from convcheck.ops.convolution.executorch_source import PREFIX, build_target
+    from convcheck import targets
+    from convcheck.ops.convolution.executorch_source import PREFIX
 
     if args.gtest is not None:
         from convcheck.export import run_gtests
         from convcheck.ops.convolution import upstream
 
+        if args.op != registry.DEFAULT_OP:
+            raise ConvcheckError(f"--gtest: op {args.op} has no exported tests to build")
         return run_gtests(upstream, args.source, Path(args.gtest), stdout)
 
     from convcheck.ci import solve_ahead
 
-    stdout.write(f"{build_target(args.source)}\n")
+    stdout.write(f"{targets.build(PREFIX, args.source, args.op)}\n")
     solve_ahead(engines.names(), sorted(model.REVISIONS), stderr)
-    stderr.write(f"use it as: --target {PREFIX}{args.source}\n")
+    op = "" if args.op == registry.DEFAULT_OP else f"--op {args.op} "
+    stderr.write(f"use it as: {op}--target {PREFIX}{args.source}\n")
     return OK

@@ -7,8 +7,9 @@ are (``executorch-source:DIR``).
 
 An op's registry maps a name to the module that starts it (imported only when used):
 its ``unavailable(revision)`` says why it cannot judge that revision here ("" when it
-can), and ``start(where, revision, jobs, timeout)`` returns the ``Started`` target.
-Adding a target is one line in its op's ``targets``.
+can), and ``start(where, revision, jobs, timeout)`` returns the ``Started`` target. A target built
+from sources (a name ending in ``:``) has ``build(where)`` too, which builds it and returns
+its library (``convcheck target``). Adding a target is one line in its op's ``targets``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from convcheck import registry
@@ -112,3 +114,12 @@ def start(
     extra = {"op": op} if module == LIBRARY else {}
     started: Started = starter(where, revision, jobs, timeout, **extra)
     return started
+
+
+def build(name: str, where: str, op: str = registry.DEFAULT_OP) -> Path:
+    """The library of ``op``'s target ``name`` (one that takes its sources after the
+    colon), built from ``where``; a ConvcheckError naming the op's targets where it has no
+    such target."""
+    module, _ = _module(name + where, op)
+    library: Path = importlib.import_module(module).build(where)
+    return library

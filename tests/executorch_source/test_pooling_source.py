@@ -28,6 +28,38 @@ OPS = ("avg_pool2d", "max_pool2d_with_indices")
 UNSEEN = {"avg_pool2d": {"INT64_MIN / -1 with divisor_override"}, "max_pool2d_with_indices": set()}
 
 
+@pytest.mark.parametrize(
+    ("op", "said"),
+    [
+        (
+            "avg_pool2d",
+            "not an ExecuTorch checkout (missing kernels/portable/cpu/op_avg_pool2d.cpp)",
+        ),
+        ("constant_pad_nd", "op='constant_pad_nd' has no such target"),
+    ],
+)
+def test_building_a_target_that_cannot_be_is_one_line(tmp_path, op, said):
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["target", "executorch", "--source", str(tmp_path), "--op", op], out, err)
+    assert (code, out.getvalue()) == (2, "")
+    assert err.getvalue().count("\n") == 1 and said in err.getvalue()
+
+
+@needs_checkout
+def test_the_target_command_builds_the_pooling_library():
+    out, err = io.StringIO(), io.StringIO()
+    code = main(
+        ["target", "executorch", "--source", SOURCE, "--op", "max_pool2d_with_indices"], out, err
+    )
+    assert code == 0, err.getvalue()
+    library = Path(out.getvalue().strip())
+    assert library.is_file() and "pooling" in library.name
+    assert (
+        f"use it as: --op max_pool2d_with_indices --target executorch-source:{SOURCE}"
+        in err.getvalue()
+    )
+
+
 def test_not_a_checkout_is_one_line(tmp_path):
     out, err = io.StringIO(), io.StringIO()
     argv = ["fuzz", "--op", "avg_pool2d", "--target", f"executorch-source:{tmp_path}"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+from pathlib import Path
 
 from convcheck.native.judge import NativeJudge
 from convcheck.ops.convolution.executorch_source.build import build_target
@@ -21,6 +22,11 @@ def unavailable(revision: str) -> str:
     """The target registry's (``convcheck.targets``): a checkout runs any revision's
     calls; a broken checkout or build says so when it starts."""
     return ""
+
+
+def build(where: str) -> Path:
+    """The target registry's: the checkout at ``where``, built (once)."""
+    return build_target(where)
 
 
 def start(where: str | None, revision: str, jobs: int, timeout: float) -> Started:

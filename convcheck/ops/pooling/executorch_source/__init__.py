@@ -43,6 +43,11 @@ def unavailable(revision: str) -> str:
     return ""
 
 
+def build(where: str) -> Path:
+    """The target registry's: the checkout at ``where``, built (once)."""
+    return build_target(where, POOLING)
+
+
 def start(where: str | None, revision: str, jobs: int, timeout: float) -> Started:
     """The target registry's: the checkout at ``where``, built (once) and started. Its
     check ids are convcheck's: the adapter reads the log."""
