@@ -280,7 +280,9 @@ int32_t pool_check(const pool_call* call, convcheck_result* result) {
         }
       },
       result);
-  name_check(result);
+  if (status == 0) {
+    name_check(result);  // not a malformed call's: no kernel logged for it
+  }
   return status;
 }
 
@@ -302,7 +304,9 @@ int32_t pool_run(const pool_call* call, convcheck_result* result) {
         }
       },
       result);
-  name_check(result);
+  if (status == 0 && checked.accepted) {
+    name_check(result);  // a refused call's answer is the check entry's, named there
+  }
   return ran;
 }
 
