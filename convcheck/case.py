@@ -198,7 +198,10 @@ class Case:
 
 
 def _argument(obj: dict[str, Any], arg: Arg) -> Any:
-    """One argument of a case, read and checked as its schema says."""
+    """One argument of a case, read and checked as its schema says. An optional int left
+    out is absent (``null``): a field added to an op later reads its older cases."""
+    if isinstance(arg, OptionalInt) and arg.name not in obj:
+        return None
     value = _field(obj, arg.name, "case")
     if isinstance(arg, Tensor):
         if value is None and arg.optional:

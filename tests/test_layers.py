@@ -52,7 +52,7 @@ LAYERS = [
     # one layer above the convolution piece it reads.
     [f"ops.{op}.{m}" for op in OTHER_OPS for m in ("known_bugs", "solving")],
     [f"ops.convolution.{m}" for m in ("known_bugs", "report", "solving")]
-    + [f"ops.pooling.{m}" for m in ("known_bugs", "report", "solving", "work")]
+    + [f"ops.pooling.{m}" for m in ("known_bugs", "report", "solving")]
     + [f"ops.{op}.known_bugs" for op in _POOLING],
     [f"ops.{op}.{m}" for op in OTHER_OPS for m in ("legacy", "current", "checks", "generate")],
     [

@@ -17,12 +17,6 @@ pytest.importorskip("torch")
 
 CORPUS = Path(__file__).parents[2] / "corpus"
 OPS = ("convolution", "avg_pool2d", "max_pool2d_with_indices")
-# Classes no entry can hold yet, and why.
-UNHELD = {
-    # The values decide it (INT64_MIN in the input): the run entry fills inputs with small
-    # values only, so no campaign sees it (issue 29's note).
-    ("avg_pool2d", "INT64_MIN / -1 with divisor_override"),
-}
 
 
 @pytest.mark.parametrize("op", OPS)
@@ -33,7 +27,7 @@ def test_every_known_class_has_an_entry(op):
         for e in corpus.load_all(CORPUS)
         if e.revision == "legacy" and e.case.OP == op
     }
-    assert set(classes) - held == {c for o, c in UNHELD if o == op}
+    assert set(classes) - held == set()
 
 
 @pytest.mark.parametrize("op", OPS)

@@ -165,3 +165,17 @@ def test_dim_order_defaults_to_contiguous_and_bias_may_be_null():
     case = registry.case_from_json(data)
     assert case.input.order == (0, 1, 2)
     assert case.bias is None
+
+
+def test_an_optional_int_left_out_is_absent():
+    """An older case of an op that has since gained an optional int reads as it did."""
+    tensor = {"sizes": [1, 1, 2, 2], "dtype": "int64", "dim_order": [0, 1, 2, 3]}
+    data = {"input": tensor, "out": tensor, "kernel_size": [2], "stride": [], "padding": [0]}
+    data |= {"ceil_mode": False, "count_include_pad": True, "divisor_override": -1}
+    case = registry.case_from_json(data, op="avg_pool2d")
+    assert (case.divisor_override, case.int64_fill) == (-1, None)
+    del data["divisor_override"]
+    assert registry.case_from_json(data, op="avg_pool2d") == case.replace(divisor_override=None)
+    del data["ceil_mode"]  # a required argument still is
+    with pytest.raises(InvalidCase, match="case.ceil_mode: missing"):
+        registry.case_from_json(data, op="avg_pool2d")

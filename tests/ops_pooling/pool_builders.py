@@ -16,6 +16,7 @@ def avg(
     dtype="float32",
     order=None,
     out_order=None,
+    fill=None,
 ):
     return AvgPool2dCase(
         TensorSpec(sizes, dtype, order),
@@ -26,6 +27,7 @@ def avg(
         ceil_mode,
         count_include_pad,
         divisor,
+        fill,
     )
 
 

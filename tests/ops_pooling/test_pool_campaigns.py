@@ -41,10 +41,15 @@ OWN_TORCH_VISIBLE = {
     "avg_pool2d": {"channels-last input refused"},
     "max_pool2d_with_indices": {"dilation 0, negative, or a list of any length, accepted"},
 }
-# What our kernel's run entry adds: its loops halting where they would spin, and the
-# padded window's area overflowing in them.
+# What our kernel's run entry adds: its loops halting where they would spin, the padded
+# window's area overflowing in them, and avg's int64 arithmetic on extreme values.
 RUN_VISIBLE = {
-    "avg_pool2d": {"the loops visit every tap (work past limit)", "padded window's area overflows"},
+    "avg_pool2d": {
+        "the loops visit every tap (work past limit)",
+        "padded window's area overflows",
+        "int64 window sum overflows",
+        "INT64_MIN / -1 with divisor_override",
+    },
     "max_pool2d_with_indices": {"the loops visit every tap (work past limit)"},
 }
 

@@ -14,6 +14,8 @@ from convcheck.fixedint import INT64_MIN
 from convcheck.generate import random_cases
 from convcheck.judges import is_small
 from convcheck.native import NativeJudge
+from convcheck.native.limits import RunLimits
+from convcheck.ops.pooling.legacy import WALKED_OUT_ELEMENTS
 from convcheck.values import logical_values
 
 OPS = ("avg_pool2d", "max_pool2d_with_indices")
@@ -146,6 +148,32 @@ def test_legacys_run_halts_where_its_loops_would_spin_and_currents_answers(make)
         (ran,) = judge.run([case])
     assert ran.verdict == "accept", ran
     assert ran.values == pooled(case, ran.out_sizes)
+
+
+@pytest.mark.parametrize(
+    ("kernel", "divisor", "site", "wrapped"),
+    [
+        ((1, 1), -1, "avg_divide", (float(INT64_MIN),) * 4),  # INT64_MIN / -1
+        ((2, 2), None, "plus", (0.0,)),  # 4 * INT64_MIN wraps to 0, then / 4
+    ],
+)
+def test_legacys_run_overflows_on_int64_min_and_currents_wraps(kernel, divisor, site, wrapped):
+    """avg_pool2d on int64 data holding INT64_MIN (``int64_fill``): legacy divides one
+    by an override of -1, or sums two; current wraps both."""
+    case = avg((1, 1, 2, 2), kernel, divisor=divisor, dtype="int64", fill=INT64_MIN)
+    with NativeJudge("legacy", op=case.OP) as judge:
+        (crashed,) = judge.run([case])
+    assert (crashed.verdict, crashed.crash_kind) == ("crash", "signed-integer-overflow"), crashed
+    assert crashed.crash_site.startswith(f"{site} pool_loops.c:"), crashed
+    with NativeJudge("current", op=case.OP) as judge:
+        (ran,) = judge.run([case])
+    assert (ran.verdict, ran.values) == ("accept", wrapped), ran
+
+
+def test_the_model_walks_the_windows_of_every_call_a_run_computes():
+    """legacy's ``window_sums`` leaves larger calls unwalked: the run entry is never
+    called on them, with the default limits."""
+    assert WALKED_OUT_ELEMENTS == RunLimits().max_out_elements
 
 
 def test_the_padded_area_overflows_before_the_halt():

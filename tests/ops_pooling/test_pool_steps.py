@@ -166,16 +166,47 @@ def test_a_small_kernel_is_no_work_past_limit():
     assert kernel(avg((2, 3, 64, 64), (3, 3), padding=(1,)), "legacy") == "accept [2, 3, 22, 22]"
 
 
-def test_int64_min_over_minus_1_is_not_the_models_to_see():
-    """The divisor override -1 on int64 data divides INT64_MIN by -1 only when the data
-    holds INT64_MIN: the model, which knows no values, predicts an accept, and the class
-    is the run entry's to find (``known_bugs``)."""
-    case = avg((1, 1, 1, 1), (1, 1), divisor=-1, dtype="int64")
-    assert kernel(case, "legacy") == "accept [1, 1, 1, 1]"
-    assert (
-        registry.get("avg_pool2d").bug_class(("crash", "signed-integer-overflow", "avg_divide"))
-        == "INT64_MIN / -1 with divisor_override"
-    )
+INT64_MAX = 2**63 - 1
+
+
+@pytest.mark.parametrize(
+    "case, legacy",
+    [
+        # One element of INT64_MIN divided by an override of -1: op_avg_pool2d.cpp:74.
+        (avg((1, 1, 2, 2), (1, 1), divisor=-1), "crash signed-integer-overflow at loops.divide"),
+        # Two of them summed, whatever the divisor.
+        (avg((1, 1, 2, 2), (2, 2)), "crash signed-integer-overflow at loops.plus"),
+        (avg((1, 1, 2, 2), (2, 2), divisor=-1), "crash signed-integer-overflow at loops.plus"),
+        # The first window reads one element, the second two: the quotient comes first.
+        (
+            avg((1, 1, 1, 3), (1, 2), stride=(1, 2), padding=(0, 1), divisor=-1),
+            "crash signed-integer-overflow at loops.divide",
+        ),
+        # The first window reads two, the last (ceil_mode) one: the sum comes first.
+        (
+            avg((1, 1, 1, 3), (1, 2), stride=(1, 2), ceil_mode=True, divisor=-1),
+            "crash signed-integer-overflow at loops.plus",
+        ),
+    ],
+)
+def test_int64_min_in_the_input_overflows_legacys_window_and_current_wraps(case, legacy):
+    filled = case.replace(input=TensorSpec(case.input.sizes, "int64"), int64_fill=INT64_MIN)
+    filled = filled.replace(out=TensorSpec(case.out.sizes, "int64"))
+    assert kernel(filled, "legacy") == legacy
+    assert kernel(filled, "current").startswith("accept")
+    # The same call on the small values every run has, or on float data: no overflow.
+    assert kernel(filled.replace(int64_fill=None), "legacy").startswith("accept")
+    as_float = case.replace(int64_fill=INT64_MIN)
+    assert kernel(as_float, "legacy").startswith("accept")
+
+
+@pytest.mark.parametrize(("reads", "legacy"), [(3, "accept"), (4, "crash")])
+def test_a_sum_overflows_at_the_add_that_leaves_int64(reads, legacy):
+    """Three of INT64_MAX // 3 fit in int64, four do not."""
+    case = avg((1, 1, 1, 4), (1, reads), dtype="int64", fill=INT64_MAX // 3)
+    assert kernel(case, "legacy").startswith(legacy)
+    signature = ("crash", "signed-integer-overflow", "loops.plus")
+    assert registry.get("avg_pool2d").bug_class(signature) == "int64 window sum overflows"
 
 
 @pytest.mark.parametrize("case", [avg(divisor=-1, ceil_mode=True), max_pool(dilation=(2, 1))])

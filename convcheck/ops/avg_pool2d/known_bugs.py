@@ -20,12 +20,11 @@ LEGACY_BUG_CLASSES: dict[str, list[tuple[str, ...]]] = {
             for s in ("plus_kernel", "extent")
         ),
     ),
-    # The divisor is the override, and on int64 data holding INT64_MIN an override of -1
-    # divides INT64_MIN by -1 (our C's ``avg_divide``). The values decide it: only a run
-    # whose input holds INT64_MIN finds it; the model never sees values.
-    "INT64_MIN / -1 with divisor_override": [
-        ("crash", "signed-integer-overflow", "avg_divide"),
-    ],
+    # The values decide these two: a run whose int64 input is filled with an extreme
+    # value (``AvgPool2dCase.int64_fill``) finds them. An override of -1 divides a sum
+    # of INT64_MIN by -1; a window's sum is added up in int64.
+    "INT64_MIN / -1 with divisor_override": ub_at("loops.divide"),
+    "int64 window sum overflows": ub_at("loops.plus"),
     # The loops index by strides, yet the kernel wants the default order, and out in
     # the input's.
     "channels-last input refused": [

@@ -6,7 +6,8 @@ Read beside ``kernels/portable/cpu/util/kernel_ops_util.cpp`` (``check_avg_pool2
 never checked (its check validates the kernel size a second time), so a stride of 0
 divides by zero and any other value reaches the int64 arithmetic; the padded window's
 area can overflow; the loops visit every tap of a kernel however far it reaches past
-the input (``idle_taps``).
+the input (``idle_taps``); an int64 window's sum can overflow, and INT64_MIN divided
+by an override of -1 does (``window_sums``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from convcheck.ops.pooling.legacy import (
     output_sizes,
     padding,
     stride,
+    window_sums,
 )
 from convcheck.steps import Reject
 
@@ -82,6 +84,9 @@ STEPS = (
     input_strides,
     first_pool_size,
     idle_taps,
+    window_sums,
     last_pool_size,
 )
-LOOP_STEPS = frozenset({"input_strides", "first_pool_size", "idle_taps", "last_pool_size"})
+LOOP_STEPS = frozenset(
+    {"input_strides", "first_pool_size", "idle_taps", "window_sums", "last_pool_size"}
+)

@@ -5,7 +5,9 @@ included."""
 
 from __future__ import annotations
 
-from convcheck.fixedint import Arith
+import math
+
+from convcheck.fixedint import INT64_MAX, INT64_MIN, Arith
 from convcheck.ops.pooling.checks import Call, ceil_mode_last_window, val_at, window
 from convcheck.steps import Reject
 
@@ -134,6 +136,65 @@ def _padded_area(call: Call, a: Arith, which: str) -> None:
         )
         extents.append(a.sub_i64(end, start, f"{site}.extent"))
     a.mul_i64(extents[0], extents[1], "loops.pool_size")
+
+
+# The most out elements of a call whose values a run computes (``RunLimits``'s
+# ``max_out_elements``): past it the run entry is not called.
+WALKED_OUT_ELEMENTS = 1 << 16
+
+
+def window_sums(call: Call, a: Arith) -> None:
+    """avg_pool2d's sums and quotients on an int64 input filled with ``int64_fill``
+    (``AvgPool2dCase``): each window's sum in int64, then its quotient by the divisor
+    (the override, the padded area, or the taps that read), as the loops compute them,
+    window by window. Windows alike (the same padded extent and reads in each dim) give
+    the same values, so each pair of dim profiles is walked once, in the order the loops
+    first reach it. The small values of an unfilled run overflow nothing; nor is a call
+    walked whose out is larger than any run computes values for (``WALKED_OUT_ELEMENTS``):
+    its windows would take long to walk, for no run."""
+    fill = getattr(call.case, "int64_fill", None)
+    if fill is None or call.input.dtype != "int64":
+        return  # the solver's case among them: its sizes are symbolic, its fill absent
+    if not 0 < math.prod(call.out_sizes) <= WALKED_OUT_ELEMENTS:
+        return
+    by_area = _divides_by_area(call)
+    override = getattr(call.case, "divisor_override", None)
+    events = len(a.ub)
+    rows, columns = (_dim_profiles(call, i) for i in range(2))
+    for extent_y, reads_y in rows:
+        for extent_x, reads_x in columns:
+            # The area comes first, for every window; a window reading nothing is skipped.
+            area = a.mul_i64(extent_y, extent_x, "loops.pool_size") if by_area else 0
+            if reads_y > 0 and reads_x > 0:
+                reads = reads_y * reads_x
+                total = _window_sum(a, fill, reads)
+                divisor = override if override is not None else area if by_area else reads
+                a.div_i64(total, divisor, "loops.divide")
+            if len(a.ub) > events:
+                return
+
+
+def _dim_profiles(call: Call, i: int) -> list[tuple[int, int]]:
+    """Dim ``i``'s windows as (padded extent, taps that read), distinct, in the order of
+    the output positions that first have them. The loops' start is ``o * s`` in size_t,
+    stored into int64, less the padding; the window ends at the kernel's end or the
+    padded input's, whichever is first; its reads are the taps inside the input."""
+    k, s, p, _ = window(call, i)
+    n = call.input.sizes[-2 + i]
+    profiles: dict[tuple[int, int], None] = {}
+    for o in range(call.out_sizes[-2 + i]):
+        start = (o * s - INT64_MIN) % 2**64 + INT64_MIN - p  # the size_t product as int64
+        end = min(start + k, n + p)
+        profiles[(end - start, max(0, min(end, n) - max(start, 0)))] = None
+    return list(profiles)
+
+
+def _window_sum(a: Arith, fill: int, reads: int) -> int:
+    """``reads`` elements of ``fill`` summed in int64 from the first: the add that first
+    leaves int64, or the last add."""
+    past = INT64_MAX // fill + 1 if fill > 0 else -INT64_MIN // -fill + 1 if fill < 0 else reads
+    adds = min(reads, past)
+    return fill if adds < 2 else a.add_i64(fill, (adds - 1) * fill, "loops.plus")
 
 
 # Taps outside the input in one window past which our kernel halts its run ("work past

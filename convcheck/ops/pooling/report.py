@@ -11,7 +11,8 @@ CASE_LEGEND = f"{TENSOR_LEGEND}; k s p d: kernel size, stride, padding, dilation
 
 def describe_case(case: Any) -> str:
     """Every tensor with its dtype, sizes and dim order, then the window's lists, the
-    flags that are set and a divisor override that is given."""
+    flags that are set, a divisor override that is given and what an int64 input is
+    filled with."""
     parts = [f"in={describe_tensor(case.input)}", f"out={describe_tensor(case.out)}"]
     if getattr(case, "indices", None) is not None:
         parts.append(f"indices={describe_tensor(case.indices)}")
@@ -24,4 +25,6 @@ def describe_case(case: Any) -> str:
             parts.append(flag)
     if getattr(case, "divisor_override", None) is not None:
         parts.append(f"divisor={describe_int(case.divisor_override)}")
+    if getattr(case, "int64_fill", None) is not None:
+        parts.append(f"fill={describe_int(case.int64_fill)}")
     return " ".join(parts)

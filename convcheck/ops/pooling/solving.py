@@ -53,6 +53,7 @@ class PoolShape:
         else:
             skeleton["count_include_pad"] = self.count_include_pad
             skeleton["divisor_override"] = SYMBOLIC if self.divisor else None
+            skeleton["int64_fill"] = None  # values are the fuzzer's: no walk of windows
         return skeleton
 
     def describe(self) -> str:

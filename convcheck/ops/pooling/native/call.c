@@ -4,6 +4,7 @@
  * MaxPool2dWithIndicesCase's, which differ from the third on: indices, a tensor, or
  * kernel_size, a list); they become a pool_call (pool_abi.h) for the library's entries.
  * max_pool2d_with_indices' result has two outputs, out and indices, of the same sizes.
+ * avg_pool2d's ninth argument is no argument of the kernel: its input's int64 values.
  */
 #include <stdio.h>
 #include <string.h>
@@ -54,9 +55,24 @@ static int to_call(const convcheck_unit_args *args) {
     return max;
 }
 
+/* AvgPool2dCase.int64_fill: every element of an int64 input holds it, in place of the
+   values the worker filled in (on a run: a check call has no data). */
+static void fill_int64_input(const convcheck_unit_args *args) {
+    const convcheck_unit_arg *fill = &args->arg[8];
+    if (call.op != POOL_AVG_POOL2D || !fill->present || call.input.data == NULL ||
+        call.input.dtype != CONVCHECK_INT64) {
+        return;
+    }
+    uint64_t numel = convcheck_numel(call.input.sizes, 0, call.input.rank);
+    for (uint64_t i = 0; i < numel; i++) {
+        ((int64_t *)call.input.data)[i] = fill->value;
+    }
+}
+
 int32_t convcheck_unit_call(void *entry, const convcheck_unit_args *args,
                             convcheck_unit_result *to) {
     int max = to_call(args);
+    fill_int64_input(args);
     entry_fn function;
     memcpy(&function, &entry, sizeof function); /* dlsym's object pointer as a function */
     int32_t status = function(&call, &result);

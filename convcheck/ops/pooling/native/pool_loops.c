@@ -89,10 +89,10 @@ static cc_value plus(const loops *l, cc_value x, cc_value y) {
         r.f = x.f + y.f;
     } else if (l->kind == CC_KIND_DOUBLE) {
         r.d = x.d + y.d;
-    } else if (l->int64_data) {
+    } else if (l->int64_data && !pool_revision_fixed_loops) {
         r.u = (uint64_t)((int64_t)x.u + (int64_t)y.u); /* the original's int64 add */
     } else {
-        r.u = x.u + y.u;
+        r.u = x.u + y.u; /* current's int64 sum wraps, as torch's does in practice */
     }
     return r;
 }
@@ -104,8 +104,10 @@ static cc_value avg_divide(const loops *l, cc_value sum, int64_t divisor) {
         r.f = sum.f / (float)divisor;
     } else if (l->kind == CC_KIND_DOUBLE) {
         r.d = sum.d / (double)divisor;
+    } else if ((int64_t)sum.u == INT64_MIN && divisor == -1 && pool_revision_fixed_loops) {
+        r.u = sum.u; /* current: the quotient wraps to INT64_MIN (torch dies of it) */
     } else {
-        r.u = (uint64_t)((int64_t)sum.u / divisor); /* int64: INT64_MIN / -1 overflows */
+        r.u = (uint64_t)((int64_t)sum.u / divisor); /* legacy's INT64_MIN / -1 overflows */
     }
     return r;
 }
