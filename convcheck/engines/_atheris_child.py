@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> None:
     from convcheck.errors import ConvcheckError
     from convcheck.fuzzed import case_from_bytes
     from convcheck.judges import Judges
+    from convcheck.sandbox import stop_watchdog
 
     started = time.monotonic() if args.started is None else args.started
     known = set(Path(args.known).read_text().splitlines()) if args.known else set()
@@ -123,6 +124,7 @@ def main(argv: list[str] | None = None) -> None:
                 # and libFuzzer would only report a crash of the harness.
                 Path(args.error).write_text(str(e))
                 judges.close()
+                stop_watchdog()  # atexit's, which os._exit skips
                 os._exit(2)
             pending.clear()
         last_flush[0] = time.monotonic()
@@ -131,6 +133,7 @@ def main(argv: list[str] | None = None) -> None:
         if run.exhausted:
             # libFuzzer has no clean way out of a callback; everything is written.
             judges.close()
+            stop_watchdog()
             os._exit(0)
 
     def test_one_input(data: bytes) -> None:

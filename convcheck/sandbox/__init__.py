@@ -43,6 +43,7 @@ from convcheck.sandbox.descendants import (
     private_temporary_directory,
     python_env,
     run_reaped,
+    stop_watchdog,
 )
 from convcheck.sandbox.pool import WorkerPool
 from convcheck.sandbox.processes import WorkerSpec
@@ -59,4 +60,5 @@ __all__ = [
     "python_env",
     "record_string",
     "run_reaped",
+    "stop_watchdog",
 ]

@@ -130,14 +130,15 @@ def _start_watchdog() -> None:
         if _watchdog_pipe is not None:
             os.close(_watchdog_pipe)  # a forked copy's parent's: not this process's
         _watchdog_pipe = write
-        atexit.register(_stop_watchdog)
+        atexit.register(stop_watchdog)
     finally:
         os.close(read)
 
 
-def _stop_watchdog() -> None:
+def stop_watchdog() -> None:
     """At a normal exit, the watchdog's last look (what a pool missed, it kills), waited
-    for: it is not left running, nor an orphan for a subreaper above to reap."""
+    for: it is not left running, nor an orphan for a subreaper above to reap. (A process
+    that leaves by ``os._exit`` calls it first: atexit does not run.)"""
     global _watchdog_pipe
     if _watchdog is None or _watchdog_pipe is None or _subreaper_pid != os.getpid():
         return
@@ -209,13 +210,18 @@ def descendants_of(pid: int) -> set[int]:
 
 
 def _started_by_worker(pid: int, session: int, marker: bytes) -> bool:
-    """In the worker's session, or (after a setsid) still carrying its marker."""
+    """In the worker's session, or (after a setsid) still carrying its marker, or the
+    watchdog of a worker that had pools of its own (a shard), which ran apart in a
+    session of its own and knows the worker by its pid (the worker's session)."""
     try:
         with open(f"/proc/{pid}/stat") as stat:
             if int(stat.read().rpartition(")")[2].split()[3]) == session:
                 return True
         with open(f"/proc/{pid}/environ", "rb") as environ:
-            return marker in environ.read().split(b"\0")
+            if marker in environ.read().split(b"\0"):
+                return True
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return f"{MARKER}={session}.".encode() in cmdline.read().split(b"\0")
     except (OSError, IndexError, ValueError):
         return False
 

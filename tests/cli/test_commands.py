@@ -1,7 +1,9 @@
 """The commands end to end, on the embedded kernel (torch left out where it adds nothing)."""
 
+import contextlib
 import io
 import json
+import os
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -10,6 +12,7 @@ import pytest
 
 from convcheck.cli import main
 from convcheck.commands import example_paths
+from convcheck.sandbox.descendants import MARKER, POOL_PROCESSES
 
 
 def run(*argv):
@@ -105,11 +108,37 @@ def test_replay_reproduces_on_legacy_and_is_clean_on_current(legacy_corpus):
     assert out.strip().endswith("0 failed")
 
 
+def _children_not_ours() -> set[int]:
+    """This process's children that it did not start: orphans that came to it (it is a
+    subreaper once a pool has run here), alive or not yet reaped."""
+    own = {os.getpid(), *POOL_PROCESSES}
+    found = set()
+    for task in os.listdir("/proc/self/task"):
+        with contextlib.suppress(OSError):
+            found |= {int(c) for c in Path(f"/proc/self/task/{task}/children").read_text().split()}
+    watchdog = f"{MARKER}={os.getpid()}.".encode()
+    return {
+        pid
+        for pid in found - own
+        if watchdog not in _cmdline(pid)  # this process's own watchdog
+    }
+
+
+def _cmdline(pid: int) -> list[bytes]:
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    return []
+
+
 def test_ci_on_current_passes_and_writes_junit_and_sarif(legacy_corpus, tmp_path):
+    before = _children_not_ours()
     code, out, err = run(
         "ci", "--no-torch", "--cases", 512, "--corpus", legacy_corpus, "--results", tmp_path
     )
     assert code == 0, out + err
+    # The atheris engine's child leaves by os._exit: it waits for its watchdog first, so
+    # no orphan of it comes here to die unreaped.
+    assert _children_not_ours() - before == set()
     suite = ET.parse(tmp_path / "junit.xml").getroot()
     names = [case.get("classname") for case in suite.iter("testcase")]
     assert names.count("convcheck.corpus") == len(list(legacy_corpus.glob("*.json")))

@@ -30,8 +30,8 @@ class AvgPool2dCase(Case):
     ceil_mode: bool = boolean()
     count_include_pad: bool = boolean()
     divisor_override: int | None = optional_int(simplest=1, low=1)
-    # Not an argument of the kernel: its input's values (see above). -1, then 0, are
-    # what the shrinker tries first.
+    # Not an argument of the kernel: its input's values (see above). The shrinker tries
+    # it absent, then 0, then -1.
     int64_fill: int | None = optional_int(simplest=0, low=0)
 
     OP = "avg_pool2d"
