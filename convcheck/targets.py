@@ -7,9 +7,10 @@ are (``executorch-source:DIR``).
 
 An op's registry maps a name to the module that starts it (imported only when used):
 its ``unavailable(revision)`` says why it cannot judge that revision here ("" when it
-can), and ``start(where, revision, jobs, timeout)`` returns the ``Started`` target. A target built
-from sources (a name ending in ``:``) has ``build(where)`` too, which builds it and returns
-its library (``convcheck target``). Adding a target is one line in its op's ``targets``.
+can), and ``start(where, revision, jobs, timeout)`` returns the ``Started`` target. A
+target built from sources (a name ending in ``:``) has ``build(where)`` too, which builds
+it and returns its library (``convcheck target``). Adding a target is one line in its
+op's ``targets``.
 """
 
 from __future__ import annotations

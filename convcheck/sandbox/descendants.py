@@ -110,6 +110,12 @@ _watchdog: subprocess.Popen[bytes] | None = None
 _watchdog_pipe: int | None = None  # its write end, held open for this process's life
 
 
+def _watchdog_argument(pid: int) -> str:
+    """The watchdog of process ``pid`` kills what carries this entry in its environment:
+    its one argument, by which it is known too."""
+    return f"{MARKER}={pid}."
+
+
 def _start_watchdog() -> None:
     global _watchdog, _watchdog_pipe
     read, write = os.pipe()  # both close-on-exec (not inheritable)
@@ -117,7 +123,7 @@ def _start_watchdog() -> None:
     env = {name: value for name, value in os.environ.items() if name != MARKER}
     try:
         _watchdog = subprocess.Popen(
-            [sys.executable, "-c", _WATCHDOG, f"{MARKER}={os.getpid()}."],
+            [sys.executable, "-c", _WATCHDOG, _watchdog_argument(os.getpid())],
             stdin=read,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -221,7 +227,7 @@ def _started_by_worker(pid: int, session: int, marker: bytes) -> bool:
             if marker in environ.read().split(b"\0"):
                 return True
         with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-            return f"{MARKER}={session}.".encode() in cmdline.read().split(b"\0")
+            return _watchdog_argument(session).encode() in cmdline.read().split(b"\0")
     except (OSError, IndexError, ValueError):
         return False
 

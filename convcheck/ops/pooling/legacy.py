@@ -160,7 +160,7 @@ def window_sums(call: Call, a: Arith) -> None:
     by_area = _divides_by_area(call)
     override = getattr(call.case, "divisor_override", None)
     events = len(a.ub)
-    rows, columns = (_dim_profiles(call, i) for i in range(2))
+    rows, columns = _dim_profiles(call, 0), _dim_profiles(call, 1)
     for extent_y, reads_y in rows:
         for extent_x, reads_x in columns:
             # The area comes first, for every window; a window reading nothing is skipped.
