@@ -7,7 +7,8 @@ are (``executorch-source:DIR``).
 
 An op's registry maps a name to the module that starts it (imported only when used):
 its ``unavailable(revision)`` says why it cannot judge that revision here ("" when it
-can), and ``start(where, revision, jobs, timeout)`` returns the ``Started`` target. A
+can), and ``start(where, revision, jobs, timeout, op)`` returns the ``Started`` target
+(``op`` for a module that starts more than one op's). A
 target built from sources (a name ending in ``:``) has ``build(where)`` too, which builds
 it and returns its library (``convcheck target``). Adding a target is one line in its
 op's ``targets``.
@@ -111,9 +112,7 @@ def start(
     if why:
         raise ConvcheckError(why)
     starter = importlib.import_module(module).start
-    # The library target judges any op with a native kernel; the others are one op's.
-    extra = {"op": op} if module == LIBRARY else {}
-    started: Started = starter(where, revision, jobs, timeout, **extra)
+    started: Started = starter(where, revision, jobs, timeout, op)
     return started
 
 

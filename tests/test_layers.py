@@ -38,6 +38,9 @@ LAYERS = [
     [
         "ops.convolution.torch_oracle",
         "ops.convolution.executorch_target",
+        "ops.pooling.executorch_target",
+        # What every op's ExecuTorch wheel target shares.
+        "executorch_wheel",
         "native",
         # Convolution's Python worker and its ABI's ctypes types.
         "ops.convolution.native.worker",

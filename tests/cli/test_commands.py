@@ -6,6 +6,7 @@ import json
 import os
 import re
 import xml.etree.ElementTree as ET
+from multiprocessing import resource_tracker
 from pathlib import Path
 
 import pytest
@@ -110,8 +111,10 @@ def test_replay_reproduces_on_legacy_and_is_clean_on_current(legacy_corpus):
 
 def _children_not_ours() -> set[int]:
     """This process's children that it did not start: orphans that came to it (it is a
-    subreaper once a pool has run here), alive or not yet reaped."""
-    own = {os.getpid(), *POOL_PROCESSES}
+    subreaper once a pool has run here), alive or not yet reaped. Its own are its pools'
+    processes, and multiprocessing's resource tracker (a solver pool starts it, and it
+    serves the next)."""
+    own = {os.getpid(), *POOL_PROCESSES, resource_tracker._resource_tracker._pid}
     found = set()
     for task in os.listdir("/proc/self/task"):
         with contextlib.suppress(OSError):
@@ -138,7 +141,8 @@ def test_ci_on_current_passes_and_writes_junit_and_sarif(legacy_corpus, tmp_path
     assert code == 0, out + err
     # The atheris engine's child leaves by os._exit: it waits for its watchdog first, so
     # no orphan of it comes here to die unreaped.
-    assert _children_not_ours() - before == set()
+    left = _children_not_ours() - before
+    assert left == set(), {pid: _cmdline(pid) for pid in left}
     suite = ET.parse(tmp_path / "junit.xml").getroot()
     names = [case.get("classname") for case in suite.iter("testcase")]
     assert names.count("convcheck.corpus") == len(list(legacy_corpus.glob("*.json")))

@@ -1,9 +1,10 @@
 """The crafted programs are what exir would emit, and what ExecuTorch's verifier accepts.
 
-``_flatbuffer.py`` writes ``.pte`` bytes without ``executorch.exir``. Here exir exports
-the same calls (``torch.export`` -> ``to_edge`` -> ``to_executorch``) and reads both
-programs back: they must be equal except for the memory plan and the out tensor's
-dynamism, which the crafting chooses on purpose. Slow-ish: importing exir takes seconds.
+``convcheck.executorch_wheel.flatbuffer`` writes ``.pte`` bytes without
+``executorch.exir``. Here exir exports the same calls (``torch.export`` -> ``to_edge`` ->
+``to_executorch``) and reads both programs back: they must be equal except for the
+memory plan and the out tensor's dynamism, which the crafting chooses on purpose.
+Slow-ish: importing exir takes seconds.
 """
 
 import dataclasses
@@ -20,15 +21,11 @@ INSTALL = "pip install executorch==1.5.1 --no-deps flatbuffers ruamel.yaml tabul
 pytest.importorskip("executorch", reason=INSTALL)
 torch = pytest.importorskip("torch")
 
-from convcheck.ops.convolution.executorch_target._craft import (  # noqa: E402
-    PROBE,
-    PROBE_STATIC,
-    WHOLE,
-    layout,
-    program,
-)
-from convcheck.ops.convolution.executorch_target._flatbuffer import STATIC  # noqa: E402
-from convcheck.ops.convolution.executorch_target._plan import ALIGNMENT, Limits, make_plan, nbytes  # noqa: E402
+from convcheck.executorch_wheel.flatbuffer import STATIC  # noqa: E402
+from convcheck.executorch_wheel.memory import ALIGNMENT, Limits, nbytes  # noqa: E402
+from convcheck.executorch_wheel.runtime import PROBE, PROBE_STATIC, WHOLE  # noqa: E402
+from convcheck.ops.convolution.executorch_target._craft import layout, program  # noqa: E402
+from convcheck.ops.convolution.executorch_target._plan import make_plan  # noqa: E402
 
 CL = (0, 2, 3, 1)
 EXPORTABLE = {

@@ -63,5 +63,5 @@ def unavailable(revision: str) -> str:
     return ""
 
 
-def start(where: str | None, revision: str, jobs: int, timeout: float) -> Started:
+def start(where: str | None, revision: str, jobs: int, timeout: float, op: str) -> Started:
     return Started(WindowKernel())

@@ -160,7 +160,7 @@ def window_sums(call: Call, a: Arith) -> None:
     by_area = _divides_by_area(call)
     override = getattr(call.case, "divisor_override", None)
     events = len(a.ub)
-    rows, columns = _dim_profiles(call, 0), _dim_profiles(call, 1)
+    rows, columns = dim_profiles(call, 0), dim_profiles(call, 1)
     for extent_y, reads_y in rows:
         for extent_x, reads_x in columns:
             # The area comes first, for every window; a window reading nothing is skipped.
@@ -174,7 +174,7 @@ def window_sums(call: Call, a: Arith) -> None:
                 return
 
 
-def _dim_profiles(call: Call, i: int) -> list[tuple[int, int]]:
+def dim_profiles(call: Call, i: int) -> list[tuple[int, int]]:
     """Dim ``i``'s windows as (padded extent, taps that read), distinct, in the order of
     the output positions that first have them. The loops' start is ``o * s`` in size_t,
     stored into int64, less the padding; the window ends at the kernel's end or the

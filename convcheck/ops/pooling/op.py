@@ -46,7 +46,12 @@ class PoolOp(Op):
     which names it, construction, legacy bug classes and revision modules) is given."""
 
     case_legend = report.CASE_LEGEND
-    targets = MappingProxyType({"executorch-source:": "convcheck.ops.pooling.executorch_source"})
+    targets = MappingProxyType(
+        {
+            "executorch": "convcheck.ops.pooling.executorch_target",
+            "executorch-source:": "convcheck.ops.pooling.executorch_source",
+        }
+    )
     describe_case = staticmethod(report.describe_case)
     default_ranks = staticmethod(solving.default_ranks)
 

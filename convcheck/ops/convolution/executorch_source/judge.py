@@ -29,7 +29,7 @@ def build(where: str) -> Path:
     return build_target(where)
 
 
-def start(where: str | None, revision: str, jobs: int, timeout: float) -> Started:
+def start(where: str | None, revision: str, jobs: int, timeout: float, op: str) -> Started:
     """The target registry's: the checkout at ``where``, built (once) and started; its
     log map reads ExecuTorch's check ids, as for the PyPI build."""
     assert where is not None  # the registry's prefix gives the path, "" at least

@@ -14,32 +14,9 @@ workers; ``import convcheck`` never does. See docs/executorch.md.
 from __future__ import annotations
 
 from convcheck import lazy
+from convcheck.executorch_wheel import INSTALL, available
 
 __all__ = ["INSTALL", "ExecutorchJudge", "Limits", "available", "expected_outcome"]
-
-INSTALL = "pip install executorch==1.5.1 --no-deps flatbuffers ruamel.yaml tabulate"
-
-
-def available() -> bool:
-    """Whether torch, flatbuffers and ExecuTorch's pybindings are installed.
-
-    Looks for them without importing any (``executorch`` is looked up on disk: importing
-    even its namespace packages is left to the workers).
-    """
-    import glob
-    import os
-    from importlib.util import find_spec
-
-    for name in ("torch", "flatbuffers"):
-        if find_spec(name) is None:
-            return False
-    spec = find_spec("executorch")
-    if spec is None or not spec.submodule_search_locations:
-        return False
-    return any(
-        glob.glob(os.path.join(location, "extension", "pybindings", "_C*.so"))
-        for location in spec.submodule_search_locations
-    )
 
 
 # Imported on first use (``convcheck.lazy``).

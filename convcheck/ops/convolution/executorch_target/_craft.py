@@ -22,17 +22,19 @@ Three forms (see ``_plan.py``):
 from __future__ import annotations
 
 from convcheck.case import DTYPE_SIZES, TensorSpec
-from convcheck.ops.convolution.case import ConvolutionCase
-from convcheck.ops.convolution.executorch_target._flatbuffer import (
+from convcheck.executorch_wheel.flatbuffer import (
     DYNAMIC_BOUND,
     STATIC,
     Layout,
     TensorValue,
+    Values,
     encode,
 )
+from convcheck.executorch_wheel.runtime import PROBE, WHOLE
+from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.executorch_target._plan import ALIGNMENT, Plan, aligned, nbytes
 
-WHOLE, PROBE, PROBE_STATIC = "whole", "probe", "probe-static"
+OPERATOR = ("aten::convolution", "out")
 
 
 def _value(spec: TensorSpec, sizes=None, dynamism=STATIC, offset=None) -> TensorValue:
@@ -74,23 +76,14 @@ def layout(case: ConvolutionCase, plan: Plan, form: str) -> tuple[Layout, tuple[
         canary = None
         planned = ALIGNMENT
     # As exir numbers them: the inputs, out, then the arguments (a Null bias among them).
-    values: list = [x, w, b, out] if b is not None else [x, w, out, None]
+    values = Values([x, w, b, out] if b is not None else [x, w, out, None])
     bias, out_index = (2, 3) if b is not None else (3, 2)
-
-    def int_list(items: tuple[int, ...]) -> int:
-        first = len(values)
-        values.extend(("int", v) for v in items)
-        values.append(("int_list", tuple(range(first, first + len(items)))))
-        return len(values) - 1
-
-    stride = int_list(case.stride)
-    padding = int_list(case.padding)
-    dilation = int_list(case.dilation)
-    values.append(("bool", case.transposed))
-    transposed = len(values) - 1
-    output_padding = int_list(case.output_padding)
-    values.append(("int", case.groups))
-    groups = len(values) - 1
+    stride = values.int_list(case.stride)
+    padding = values.int_list(case.padding)
+    dilation = values.int_list(case.dilation)
+    transposed = values.add(("bool", case.transposed))
+    output_padding = values.int_list(case.output_padding)
+    groups = values.add(("int", case.groups))
     args: tuple[int, ...] = (
         0,
         1,
@@ -111,9 +104,8 @@ def layout(case: ConvolutionCase, plan: Plan, form: str) -> tuple[Layout, tuple[
         if b is not None:
             roles, inputs = roles + ("bias",), inputs + (2,)
         if canary is not None:
-            values.append(canary)
-            roles, inputs = roles + ("canary",), inputs + (len(values) - 1,)
-    return Layout(tuple(values), inputs, (out_index,), args, planned), roles
+            roles, inputs = roles + ("canary",), inputs + (values.add(canary),)
+    return Layout(tuple(values), inputs, (out_index,), args, planned, OPERATOR), roles
 
 
 def program(case: ConvolutionCase, plan: Plan, form: str) -> tuple[bytes, tuple[str, ...]]:

@@ -19,27 +19,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from convcheck.case import DTYPE_SIZES, TensorSpec
+from convcheck.case import DTYPE_SIZES
+from convcheck.executorch_wheel.memory import ALIGNMENT, Limits, aligned, max_stride, nbytes
 from convcheck.fixedint import INT32_MAX, INT64_MAX, Wrapping
 from convcheck.ops.convolution import legacy
 from convcheck.ops.convolution.case import ConvolutionCase
 from convcheck.ops.convolution.checks import Call
-
-ALIGNMENT = 16  # bytes; exir's memory planner aligns every tensor to this
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Above these a case is probed (checks only), not run whole.
-
-    ``max_arena_bytes`` bounds the planned memory of a whole run (input, weight, bias and
-    the bytes after it, out); ``max_work`` its loops (multiply-adds plus one per output
-    element); ``max_values`` the out elements whose values ``run`` returns.
-    """
-
-    max_arena_bytes: int = 64 << 20
-    max_work: int = 1 << 24
-    max_values: int = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -48,14 +33,6 @@ class Plan:
     out_sizes: tuple[int, ...] | None  # what the legacy kernel computes, if it gets there
     capacity: tuple[int, ...]  # the out tensor's sizes in the program (its capacity)
     canary: int  # elements of the bias dtype planned right after the bias
-
-
-def nbytes(spec: TensorSpec) -> int:
-    return spec.numel * DTYPE_SIZES[spec.dtype]
-
-
-def aligned(n: int) -> int:
-    return -(-n // ALIGNMENT) * ALIGNMENT
 
 
 def legacy_out_sizes(case: ConvolutionCase) -> tuple[int, ...] | None:
@@ -88,16 +65,6 @@ def work(case: ConvolutionCase, out_sizes: tuple[int, ...]) -> int:
     positions = _numel(case.input.sizes[2:]) if case.transposed else _numel(out_sizes[2:])
     multiply_adds = out_sizes[0] * out_sizes[1] * positions * in_per_group * taps
     return multiply_adds + _numel(out_sizes) + out_sizes[0] * groups
-
-
-def max_stride(sizes: tuple[int, ...], order: tuple[int, ...]) -> int:
-    """The largest stride of a tensor of ``sizes`` laid out in ``order``, as torch and
-    ExecuTorch compute strides (a size 0 counts as 1)."""
-    stride, largest = 1, 1
-    for dim in reversed(order):
-        largest = max(largest, stride)
-        stride *= max(sizes[dim], 1)
-    return largest
 
 
 def make_plan(case: ConvolutionCase, limits: Limits) -> Plan:

@@ -48,7 +48,7 @@ def build(where: str) -> Path:
     return build_target(where, POOLING)
 
 
-def start(where: str | None, revision: str, jobs: int, timeout: float) -> Started:
+def start(where: str | None, revision: str, jobs: int, timeout: float, op: str) -> Started:
     """The target registry's: the checkout at ``where``, built (once) and started. Its
     check ids are convcheck's: the adapter reads the log."""
     assert where is not None  # the registry's prefix gives the path, "" at least

@@ -37,7 +37,7 @@ STATIC, DYNAMIC_BOUND = 0, 1  # executorch_flatbuffer.TensorShapeDynamism
 PLANNED_MEMORY_ID = 1  # memory id 0 is reserved; exir plans every tensor into id 1
 
 # Union tags: executorch_flatbuffer.KernelTypes and .InstructionArguments
-_NULL, _INT, _BOOL, _TENSOR, _INT_LIST = 1, 2, 3, 5, 7
+_NULL, _INT, _BOOL, _TENSOR, _INT_LIST, _TENSOR_LIST = 1, 2, 3, 5, 7, 10
 _KERNEL_CALL = 1
 
 
@@ -56,30 +56,53 @@ class TensorValue:
 class Layout:
     """Everything the program says: its values, which are inputs and outputs, the call."""
 
-    values: tuple  # of TensorValue, ("int", v), ("bool", v), ("int_list", indices), None
+    # Of TensorValue, None, ("int", v), ("bool", v), ("int_list", indices) and
+    # ("tensor_list", indices): a list names the values it holds by their indices.
+    values: tuple
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
     args: tuple[int, ...]
     planned_bytes: int
-    operator: tuple[str, str] = ("aten::convolution", "out")
+    operator: tuple[str, str]  # (name, overload): ("aten::avg_pool2d", "out")
+
+
+class Values(list):
+    """A program's values as a call's arguments are added to them, each answering with its
+    index (what a call's ``args`` hold)."""
+
+    def add(self, value) -> int:
+        self.append(value)
+        return len(self) - 1
+
+    def int_list(self, items: tuple[int, ...]) -> int:
+        """``items`` as exir writes a list: its ``Int`` values, then the ``IntList``."""
+        first = len(self)
+        self.extend(("int", v) for v in items)
+        return self.add(("int_list", tuple(range(first, first + len(items)))))
 
 
 def _leaf_spec() -> str:
     return '{"type": null, "context": null, "children_spec": []}'
 
 
-def _pytree_strings(n_inputs: int) -> tuple[str, str]:
-    """The pytree specs ``to_executorch`` stores for ``forward(*inputs) -> tensor``.
+def _tuple_spec(leaves: int) -> str:
+    children = ", ".join([_leaf_spec()] * leaves)
+    return f'{{"type": "builtins.tuple", "context": "null", "children_spec": [{children}]}}'
+
+
+def _pytree_strings(n_inputs: int, n_outputs: int) -> tuple[str, str]:
+    """The pytree specs ``to_executorch`` stores for ``forward(*inputs)``, which returns a
+    tensor, or a tuple of them.
 
     Only the Python ``Runtime`` API reads them; the C++ runtime ignores them.
     """
-    leaves = ", ".join([_leaf_spec()] * n_inputs)
-    args = f'{{"type": "builtins.tuple", "context": "null", "children_spec": [{leaves}]}}'
     kwargs = '{"type": "builtins.dict", "context": "[]", "children_spec": []}'
     inputs = (
-        f'[1, {{"type": "builtins.tuple", "context": "null", "children_spec": [{args}, {kwargs}]}}]'
+        f'[1, {{"type": "builtins.tuple", "context": "null", "children_spec": '
+        f"[{_tuple_spec(n_inputs)}, {kwargs}]}}]"
     )
-    return inputs, f"[1, {_leaf_spec()}]"
+    outputs = _leaf_spec() if n_outputs == 1 else _tuple_spec(n_outputs)
+    return inputs, f"[1, {outputs}]"
 
 
 def _vector(b: flatbuffers.Builder, items, size: int, prepend) -> int:
@@ -123,12 +146,17 @@ def _evalue(b: flatbuffers.Builder, value) -> int:
         b.StartObject(1)
         b.PrependBoolSlot(0, value[1], False)
         tag, payload = _BOOL, b.EndObject()
-    else:
-        assert value[0] == "int_list", value
+    elif value[0] == "int_list":
         items = _vector(b, value[1], 8, b.PrependInt64)
         b.StartObject(1)
         b.PrependUOffsetTRelativeSlot(0, items, 0)
         tag, payload = _INT_LIST, b.EndObject()
+    else:
+        assert value[0] == "tensor_list", value
+        items = _vector(b, value[1], 4, b.PrependInt32)
+        b.StartObject(1)
+        b.PrependUOffsetTRelativeSlot(0, items, 0)
+        tag, payload = _TENSOR_LIST, b.EndObject()
     b.StartObject(2)  # EValue: val_type, val
     b.PrependUint8Slot(0, tag, 0)
     b.PrependUOffsetTRelativeSlot(1, payload, 0)
@@ -139,7 +167,7 @@ def encode(layout: Layout) -> bytes:
     """The ``.pte`` bytes of ``layout``: one plan, "forward", one chain, one kernel call."""
     b = flatbuffers.Builder(2048)
     name = b.CreateString("forward")
-    encoded_inputs, encoded_outputs = _pytree_strings(len(layout.inputs))
+    encoded_inputs, encoded_outputs = _pytree_strings(len(layout.inputs), len(layout.outputs))
     inp, out = b.CreateString(encoded_inputs), b.CreateString(encoded_outputs)
     b.StartObject(2)  # ContainerMetadata
     b.PrependUOffsetTRelativeSlot(0, inp, 0)
