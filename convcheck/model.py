@@ -89,11 +89,15 @@ def predict(model_run: ModelRun, with_loops: bool) -> Outcome:
     """What the sanitized C kernel answers: it halts at the first undefined behaviour.
 
     ``with_loops`` is the run entry (data, loops); without, the check-only entry, where
-    the loop steps (the op's revision's ``loop_steps``: its loads and reads) never happen.
+    the loop steps (the op's revision's ``loop_steps``: its loads and reads, and the
+    guards some loops have) never happen: a call a guard refuses is accepted there.
     """
     event = model_run.first_ub(include_loops=with_loops)
     if event is not None:
         return Outcome.crashed(NATIVE_CRASH_KIND[event.kind], event.site)
+    step = model_run.reject_step
+    if not with_loops and step is not None and model_run.steps[step].in_loops:
+        return Outcome.accept(model_run.out_sizes)
     return model_run.outcome
 
 
@@ -136,7 +140,13 @@ def classify(case, revision: str = "current") -> tuple[ModelRun, ModelRun, list[
     else:
         # ``replace(wrapped, exact=True)``, without its walk over the fields
         exact = ModelRun(
-            revision, True, wrapped.outcome, wrapped.ub, wrapped.narrowing, wrapped.steps
+            revision,
+            True,
+            wrapped.outcome,
+            wrapped.ub,
+            wrapped.narrowing,
+            wrapped.steps,
+            wrapped.out_sizes,
         )
     return wrapped, exact, compare(wrapped, exact)
 

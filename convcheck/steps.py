@@ -79,6 +79,9 @@ class ModelRun:
     ub: tuple[UbEvent, ...]
     narrowing: tuple[NarrowEvent, ...]
     steps: tuple[StepTrace, ...]
+    # Out's sizes as the steps left them: what a check entry, which runs no loop step,
+    # answers where a loop step rejected the call.
+    out_sizes: tuple[int, ...] = ()
 
     @property
     def reject_step(self) -> int | None:
@@ -122,7 +125,13 @@ def run_steps(case: Any, revision: Revision, arith: Arith) -> ModelRun:
     if outcome is None:
         outcome = Outcome.accept(call.out_sizes)
     return ModelRun(
-        revision.name, arith.exact, outcome, tuple(arith.ub), tuple(arith.narrowing), tuple(traces)
+        revision.name,
+        arith.exact,
+        outcome,
+        tuple(arith.ub),
+        tuple(arith.narrowing),
+        tuple(traces),
+        tuple(call.out_sizes),
     )
 
 

@@ -20,3 +20,18 @@ def disagreements(revision, pairs, with_loops):
             bad[key] += 1
             example.setdefault(key, case.dumps())
     return bad, example
+
+
+def unexpected(judged, expected_outcome):
+    """The (case, outcome) pairs of a target that runs unsanitized (ExecuTorch's wheel)
+    whose outcome is not ``expected_outcome(case)``, as ``disagreements`` counts them; the
+    example of each names the target's detail too."""
+    bad = collections.Counter()
+    example = {}
+    for case, actual in judged:
+        expected = expected_outcome(case)
+        if not expected.agrees(actual):
+            key = (expected.category, actual.category)
+            bad[key] += 1
+            example.setdefault(key, f"{case.dumps()} ({actual.detail})")
+    return bad, example

@@ -73,6 +73,7 @@ LAYERS = [
         "steps",
         "ops",
         "ops.convolution.native",
+        "ops.constant_pad_nd.native",
         "torch_mapping",
         "outcome",
         "schema",

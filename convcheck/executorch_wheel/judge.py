@@ -69,6 +69,17 @@ class WheelJudge(PoolJudge):
         return f"{type(self).__name__}({self.name!r}, jobs={self._pool.jobs})"
 
 
+class ProgramJudge(WheelJudge):
+    """A wheel judge of ``op`` through the generic worker (``convcheck.executorch_wheel.
+    worker``) and the op's target module, ``TARGET``: its programs, plan and log map."""
+
+    WORKER = "convcheck.executorch_wheel.worker"
+    TARGET: str  # the module, by its name
+
+    def __init__(self, op: str, **options: Any) -> None:
+        super().__init__(op=op, target=self.TARGET, **options)
+
+
 def _last_log_line(report: str) -> tuple[str, str]:
     """Where ExecuTorch last logged before the process died, and what ("", "" if not)."""
     found = list(LOG_LINE.finditer(report))

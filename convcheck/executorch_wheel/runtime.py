@@ -245,3 +245,30 @@ def run_whole(
     said = fallback()
     said["detail"] = f"not run: {verdict.line}; {said['detail']}"
     return said
+
+
+def judge(
+    programs: Callable[[str], bytes],
+    whole: bool,
+    inputs: Callable[[], list],
+    classify: Callable[[str], LogVerdict],
+    max_values: int | None,
+) -> dict:
+    """One case of an op whose outputs come back as the program's: run whole (``inputs()``
+    its input tensors), or probed. An accepted whole run answers with out's sizes, and
+    with every output's values, out's first, where ``max_values`` is given and out has
+    at most that many elements."""
+
+    def probed() -> dict:
+        return probe(programs, classify)
+
+    if not whole:
+        return probed()
+    ran = run_whole(programs(WHOLE), inputs(), classify, probed)
+    if isinstance(ran, dict):
+        return ran
+    _, outputs = ran
+    values = None
+    if max_values is not None and outputs[0].numel() <= max_values:
+        values = [v for tensor in outputs for v in as_floats(tensor)]
+    return answer("accept", WHOLE, out_sizes=list(outputs[0].shape), values=values)

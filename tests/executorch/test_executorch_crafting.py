@@ -7,10 +7,9 @@ memory plan and the out tensor's dynamism, which the crafting chooses on purpose
 Slow-ish: importing exir takes seconds.
 """
 
-import dataclasses
-
 import pytest
 from builders import conv, conv_t, t
+from programs import without_memory_plan
 
 from convcheck.case import DTYPE_SIZES
 from convcheck.generate import random_cases
@@ -21,7 +20,6 @@ INSTALL = "pip install executorch==1.5.1 --no-deps flatbuffers ruamel.yaml tabul
 pytest.importorskip("executorch", reason=INSTALL)
 torch = pytest.importorskip("torch")
 
-from convcheck.executorch_wheel.flatbuffer import STATIC  # noqa: E402
 from convcheck.executorch_wheel.memory import ALIGNMENT, Limits, nbytes  # noqa: E402
 from convcheck.executorch_wheel.runtime import PROBE, PROBE_STATIC, WHOLE  # noqa: E402
 from convcheck.ops.convolution.executorch_target._craft import layout, program  # noqa: E402
@@ -92,19 +90,6 @@ def exported(exir, case):
         inputs += (torch.zeros(case.bias.sizes),)
     exported_program = torch.export.export(module, inputs)
     return read(to_edge(exported_program).to_executorch().buffer)
-
-
-def without_memory_plan(program):
-    """The program with what the crafting chooses itself taken out."""
-    plan = program.execution_plan[0]
-    values = []
-    for value in plan.values:
-        val = value.val
-        if type(val).__name__ == "Tensor":
-            val = dataclasses.replace(val, allocation_info=None, shape_dynamism=STATIC)
-        values.append(dataclasses.replace(value, val=val))
-    plan = dataclasses.replace(plan, values=values, non_const_buffer_sizes=None)
-    return dataclasses.replace(program, execution_plan=[plan])
 
 
 @pytest.mark.parametrize("name", sorted(EXPORTABLE))

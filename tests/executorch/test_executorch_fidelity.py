@@ -11,6 +11,7 @@ kernel itself, built by someone else, on the same cases. A disagreement means th
 import collections
 
 import pytest
+from agreement import unexpected
 
 from convcheck.generate import random_cases
 
@@ -32,14 +33,7 @@ def judged(judge):
 
 
 def test_executorch_agrees_with_the_legacy_model(judged):
-    bad = collections.Counter()
-    example = {}
-    for case, actual in judged:
-        expected = expected_outcome(case)
-        if not expected.agrees(actual):
-            key = (expected.category, actual.category)
-            bad[key] += 1
-            example.setdefault(key, f"{case.dumps()} ({actual.detail})")
+    bad, example = unexpected(judged, expected_outcome)
     assert not bad, f"model vs executorch: {dict(bad)}; first cases: {example}"
 
 

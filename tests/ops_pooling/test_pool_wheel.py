@@ -10,7 +10,9 @@ import collections
 import dataclasses
 
 import pytest
+from agreement import unexpected
 from pool_builders import avg, max_pool
+from programs import without_memory_plan
 
 from convcheck import engines, registry
 from convcheck.campaign import Budget, Campaign
@@ -23,7 +25,6 @@ pytest.importorskip("executorch", reason=INSTALL)
 torch = pytest.importorskip("torch")
 
 from convcheck.executorch_wheel import available  # noqa: E402
-from convcheck.executorch_wheel.flatbuffer import STATIC  # noqa: E402
 from convcheck.executorch_wheel.memory import Limits  # noqa: E402
 from convcheck.executorch_wheel.runtime import PROBE, PROBE_STATIC, WHOLE  # noqa: E402
 from convcheck.ops.pooling.executorch_target import PoolingWheelJudge  # noqa: E402
@@ -88,19 +89,6 @@ def exported(exir, case):
 
     exported_program = torch.export.export(Pool(), (torch.zeros(case.input.sizes),))
     return read(to_edge(exported_program).to_executorch().buffer)
-
-
-def without_memory_plan(program):
-    """The program with what the crafting chooses itself taken out."""
-    plan = program.execution_plan[0]
-    values = []
-    for value in plan.values:
-        val = value.val
-        if type(val).__name__ == "Tensor":
-            val = dataclasses.replace(val, allocation_info=None, shape_dynamism=STATIC)
-        values.append(dataclasses.replace(value, val=val))
-    plan = dataclasses.replace(plan, values=values, non_const_buffer_sizes=None)
-    return dataclasses.replace(program, execution_plan=[plan])
 
 
 @pytest.mark.parametrize("name", sorted(EXPORTABLE))
@@ -236,14 +224,7 @@ def test_the_wheel_agrees_with_the_legacy_model(judges, op, count):
     small = count * 3 // 4
     cases = random_cases(SEED, small, small=True, op=op) + random_cases(SEED, count - small, op=op)
     judged = list(zip(cases, judges[op].run(cases), strict=True))
-    bad = collections.Counter()
-    example = {}
-    for case, actual in judged:
-        expected = expected_outcome(case)
-        if not expected.agrees(actual):
-            key = (expected.category, actual.category)
-            bad[key] += 1
-            example.setdefault(key, f"{case.dumps()} ({actual.detail})")
+    bad, example = unexpected(judged, expected_outcome)
     assert not bad, f"model vs executorch: {dict(bad)}; first cases: {example}"
     kinds = collections.Counter(actual.category for _, actual in judged)
     assert kinds["accept"] > count // 4

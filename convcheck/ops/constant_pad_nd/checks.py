@@ -30,6 +30,8 @@ class Call:
         self.out: TensorSpec = case.out
         self.pad: tuple[int, ...] = case.pad
         self.out_sizes: list[int] = []
+        # legacy's loops: the innermost dim they pad (its ``last_padded_dim`` step's)
+        self.last_padded_dim = 0
 
     def pads(self, dim: int) -> tuple[int, int] | None:
         """Dim ``dim``'s (before, after) pair: the list runs from the last dim backwards,

@@ -13,7 +13,13 @@ LEGACY_BUG_CLASSES: dict[str, list[tuple[str, ...]]] = {
         ("ordering", "output_sizes.dim*.plus_size"),
         ("crash", "signed-integer-overflow", "output_sizes.dim*.plus_size"),
     ],
-    "output size past 32 bits": [("overflow", "output_sizes.dim*.narrow")],
+    # The narrowed size: a wrong one accepted (torch's is exact), or one torch cannot
+    # allocate accepted.
+    "output size past 32 bits": [
+        ("overflow", "output_sizes.dim*.narrow"),
+        ("wrong-result", "sizes"),
+        ("missing-check", "torch.size_overflow"),
+    ],
     # The resize computes out's strides in int32, a size of 0 counting as 1.
     "out strides past int32": [
         ("crash", "signed-integer-overflow", "out_strides.dim*"),

@@ -58,13 +58,13 @@ def value(call: Call, a: Arith) -> None:
 
 
 def last_padded_dim(call: Call, a: Arith) -> None:
-    """Each pair is summed again, in int64, to find the innermost padded dim."""
-    if call.input.rank == 0:
-        return
+    """Each pair is summed again, in int64, to find the innermost padded dim: the last
+    whose sum is positive (a sum that wraps negative pads nothing, to the loops)."""
     for d in range(call.input.rank):
         pads = call.pads(d)
         if pads is not None:
-            a.add_i64(pads[0], pads[1], f"last_padded_dim.dim{d}.pad_sum")
+            if a.add_i64(pads[0], pads[1], f"last_padded_dim.dim{d}.pad_sum") > 0:
+                call.last_padded_dim = d
 
 
 def padding_loops(call: Call, a: Arith) -> None:
@@ -81,8 +81,7 @@ def padding_loops(call: Call, a: Arith) -> None:
         in_steps[d] = a.mul_u64(in_steps[d + 1], sizes[d + 1], f"loops.in_step{d}")
         out_steps[d] = a.mul_u64(out_steps[d + 1], out[d + 1], f"loops.out_step{d}")
     end = a.mul_u64(out_steps[0], out[0], "loops.out_numel")
-    padded = [d for d in range(rank) if (call.pads(d) or (0, 0)) != (0, 0)]
-    last = padded[-1] if padded else 0
+    last = call.last_padded_dim
 
     def room(offset: int, count: int, step: int) -> None:
         if count > 0:

@@ -98,7 +98,7 @@ static uint16_t float_to_bfloat16(float f) {
 
 /* -- loads and stores ------------------------------------------------------------------ */
 
-static cc_value from_int64(int64_t v, cc_kind kind) {
+cc_value cc_from_int64(int64_t v, cc_kind kind) {
     cc_value out;
     if (kind == CC_KIND_FLOAT) {
         out.f = (float)v;
@@ -125,23 +125,23 @@ static cc_value from_double(double v, cc_kind kind) {
 }
 
 static cc_value load_uint8(const void *base, int64_t i, cc_kind kind) {
-    return from_int64(((const uint8_t *)base)[i], kind);
+    return cc_from_int64(((const uint8_t *)base)[i], kind);
 }
 
 static cc_value load_int8(const void *base, int64_t i, cc_kind kind) {
-    return from_int64(((const int8_t *)base)[i], kind);
+    return cc_from_int64(((const int8_t *)base)[i], kind);
 }
 
 static cc_value load_int16(const void *base, int64_t i, cc_kind kind) {
-    return from_int64(((const int16_t *)base)[i], kind);
+    return cc_from_int64(((const int16_t *)base)[i], kind);
 }
 
 static cc_value load_int32(const void *base, int64_t i, cc_kind kind) {
-    return from_int64(((const int32_t *)base)[i], kind);
+    return cc_from_int64(((const int32_t *)base)[i], kind);
 }
 
 static cc_value load_int64(const void *base, int64_t i, cc_kind kind) {
-    return from_int64(((const int64_t *)base)[i], kind);
+    return cc_from_int64(((const int64_t *)base)[i], kind);
 }
 
 static cc_value load_float16(const void *base, int64_t i, cc_kind kind) {

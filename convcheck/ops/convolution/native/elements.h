@@ -26,6 +26,8 @@ typedef union {
 typedef cc_value (*cc_load_fn)(const void *base, int64_t index, cc_kind kind);
 
 cc_load_fn cc_loader_for(int32_t dtype);
+/* An int64 in `kind`: converted to float or double, or its bits for an integer kind. */
+cc_value cc_from_int64(int64_t v, cc_kind kind);
 cc_kind cc_kind_of(int32_t dtype);
 void cc_store_value(int32_t dtype, void *base, int64_t index, cc_value v);
 

@@ -4,17 +4,16 @@ from PyPI, as a target.
     convcheck fuzz --op avg_pool2d --target executorch --revision legacy
 
 Each case becomes a one-operator program (``program``) run by the wheel's runtime in
-sandboxed workers (``worker``); the check that failed is read from the kernel's log
-(``logs``). The wheel has no sanitizers, so the model says what it should answer
-(``expected``). Install as for convolution's wheel target: docs/executorch.md.
+sandboxed workers (``convcheck.executorch_wheel.worker``); the check that failed is read
+from the kernel's log (``logs``). The wheel has no sanitizers, so the model says what it
+should answer (``expected``). Install as for convolution's wheel target:
+docs/executorch.md.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from convcheck import executorch_wheel
-from convcheck.executorch_wheel.judge import WheelJudge
+from convcheck.executorch_wheel.judge import ProgramJudge
 from convcheck.targets import Started
 
 # The target registry's (``convcheck.targets``): why this target cannot judge here.
@@ -30,12 +29,9 @@ def start(where: str | None, revision: str, jobs: int, timeout: float, op: str) 
     return Started(judge, expected_outcome)
 
 
-class PoolingWheelJudge(WheelJudge):
+class PoolingWheelJudge(ProgramJudge):
     """Judges ``op``'s cases with the wheel's kernel. ``check`` and ``run`` are the same
     execution (the kernel only runs whole); ``run`` also returns the values of out, then
     of the indices, for small outputs."""
 
-    WORKER = "convcheck.ops.pooling.executorch_target.worker"
-
-    def __init__(self, op: str, **options: Any) -> None:
-        super().__init__(op=op, **options)
+    TARGET = "convcheck.ops.pooling.executorch_target.program"

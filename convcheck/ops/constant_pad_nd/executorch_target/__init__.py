@@ -1,0 +1,34 @@
+"""ExecuTorch 1.5.1's portable ``constant_pad_nd.out``, from PyPI, as a target.
+
+    convcheck fuzz --op constant_pad_nd --target executorch --revision legacy
+
+Each case becomes a one-operator program (``program``) run by the wheel's runtime in
+sandboxed workers (``convcheck.executorch_wheel.worker``); the check that failed is read
+from the kernel's log (``logs``). The wheel has no sanitizers, so the model says what it
+should answer (``expected``). See docs/executorch.md.
+"""
+
+from __future__ import annotations
+
+from convcheck import executorch_wheel
+from convcheck.executorch_wheel.judge import ProgramJudge
+from convcheck.targets import Started
+
+# The target registry's (``convcheck.targets``): why this target cannot judge here.
+unavailable = executorch_wheel.unavailable
+
+
+def start(where: str | None, revision: str, jobs: int, timeout: float, op: str) -> Started:
+    """The target registry's: the kernel in the wheel; its workers load torch, hence the
+    longer timeout."""
+    from convcheck.ops.constant_pad_nd.executorch_target.expected import expected_outcome
+
+    judge = PadWheelJudge(op, jobs=jobs, timeout=max(timeout, 20.0))
+    return Started(judge, expected_outcome)
+
+
+class PadWheelJudge(ProgramJudge):
+    """Judges constant_pad_nd cases with the wheel's kernel: ``check`` and ``run`` are the
+    same execution; ``run`` also returns out's values for small outputs."""
+
+    TARGET = "convcheck.ops.constant_pad_nd.executorch_target.program"
