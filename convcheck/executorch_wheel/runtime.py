@@ -19,22 +19,9 @@ import tempfile
 from collections.abc import Callable
 from typing import IO, Any
 
-from convcheck.case import TensorSpec
+from convcheck.case import DTYPES, TensorSpec
 from convcheck.errors import ConvcheckError
 from convcheck.executorch_wheel.logs import LogKind, LogVerdict, unknown_id
-
-_DTYPES = (
-    "uint8",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "float16",
-    "float32",
-    "float64",
-    "bool",
-    "bfloat16",
-)
 
 
 class StderrLog:
@@ -93,7 +80,7 @@ def init() -> None:
     from executorch.extension.pybindings import _C
 
     torch.set_num_threads(1)
-    _state.dtypes = {name: getattr(torch, name) for name in _DTYPES}
+    _state.dtypes = {name: getattr(torch, name) for name in DTYPES}
     _state.torch = torch
     _state.C = _C
     _state.log = StderrLog()

@@ -42,6 +42,7 @@ from convcheck.sandbox.descendants import (
     own_session,
     private_temporary_directory,
     python_env,
+    reap_resource_tracker_at_exit,
     run_reaped,
     stop_watchdog,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "own_session",
     "private_temporary_directory",
     "python_env",
+    "reap_resource_tracker_at_exit",
     "record_string",
     "run_reaped",
     "stop_watchdog",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import functools
 import itertools
 import os
 import shutil
@@ -152,6 +153,19 @@ def stop_watchdog() -> None:
     _watchdog_pipe = None
     with suppress(subprocess.TimeoutExpired):
         _watchdog.wait(timeout=15.0)  # its rounds end within 10 s
+
+
+@functools.cache  # registered once
+def reap_resource_tracker_at_exit() -> None:
+    """For a process about to start a spawn-context pool: the pool starts
+    multiprocessing's resource tracker, which outlives it and ends when this process
+    does, an orphan then for whoever reaps orphans (a subreaper above, a CI runner say).
+    At exit it is stopped, and reaped, here."""
+    from multiprocessing import resource_tracker
+
+    stop = getattr(resource_tracker._resource_tracker, "_stop", None)
+    if stop is not None:  # CPython's, 3.8 and later
+        atexit.register(stop)
 
 
 def own_session() -> dict[str, Any]:

@@ -11,11 +11,9 @@ shrunk in Python and proven smallest by plain queries
 
 from __future__ import annotations
 
-import atexit
 import collections
 import contextlib
 import dataclasses
-import functools
 import math
 import multiprocessing
 import resource
@@ -32,6 +30,7 @@ from convcheck.case import Case
 from convcheck.errors import ConvcheckError
 from convcheck.fixedint import INT64_MAX
 from convcheck.outcome import ACCEPT
+from convcheck.sandbox import reap_resource_tracker_at_exit
 from convcheck.solver import cache, limits
 from convcheck.solver.concrete import Assignment
 from convcheck.solver.explore import (
@@ -366,7 +365,7 @@ def _workers(jobs: int):
     # Not multiprocessing.Pool: it replaces a worker that died (an abort in z3, the
     # address-space limit) and its task never ends. Here the pool breaks at once.
     before = set(multiprocessing.active_children())
-    _stop_resource_tracker_at_exit()
+    reap_resource_tracker_at_exit()
     pool = ProcessPoolExecutor(
         jobs,
         mp_context=multiprocessing.get_context("spawn"),
@@ -395,18 +394,6 @@ def _workers(jobs: int):
         _kill_children_since(before)  # the executor cannot stop a busy worker
         pool.shutdown(wait=True)
         _kill_children_since(before)  # one its thread started meanwhile (a broken pool)
-
-
-@functools.cache  # registered once
-def _stop_resource_tracker_at_exit() -> None:
-    """The spawn context starts multiprocessing's resource tracker, which outlives the
-    pools and ends when this process does: an orphan then, for whoever reaps orphans (a
-    subreaper above, a CI runner say). At exit it is stopped, and reaped, here."""
-    from multiprocessing import resource_tracker
-
-    stop = getattr(resource_tracker._resource_tracker, "_stop", None)
-    if stop is not None:  # CPython's, 3.8 and later
-        atexit.register(stop)
 
 
 def _kill_children_since(before: set) -> None:
