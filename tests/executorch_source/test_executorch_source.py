@@ -15,6 +15,7 @@ import pytest
 
 from convcheck import campaign, engines, model, registry
 from convcheck.cli import main
+from convcheck.executorch_wheel.logs import lines
 from convcheck.ops.convolution.executorch_target import logs
 from convcheck.ops.convolution.known_bugs import LEGACY_BUG_CLASSES, bug_class
 
@@ -86,7 +87,7 @@ def test_a_source_log_line_names_its_function_and_check():
         "[op_convolution.cpp:379 convolution_out] Check failed "
         "(tensors_have_same_dim_order(in, out)): \n"
     )
-    assert logs.lines(log)[0][:2] == (
+    assert lines(log)[0][:2] == (
         "tensor_util_portable.cpp:130",
         "tensors_have_same_dim_order",
     )

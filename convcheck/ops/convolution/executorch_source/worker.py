@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
+from convcheck.executorch_wheel.logs import unknown_id
 from convcheck.ops.convolution.executorch_target import logs
 from convcheck.ops.convolution.native import worker as native
 
@@ -30,6 +31,6 @@ def handle(request: dict) -> dict:
     answer = native.handle(request)
     if answer["verdict"] == "reject":
         log = _log().decode(errors="replace")
-        answer["check"] = logs.classify(log).check or logs.unknown_id(log or "no log")
+        answer["check"] = logs.classify(log).check or unknown_id(log or "no log")
         answer["log"] = log
     return answer

@@ -5,25 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from convcheck.executorch_wheel.logs import (
-    LOG_LINE,
-    LogKind,
-    LogMap,
-    LogVerdict,
-    lines,
-    unknown_id,
-)
-
-__all__ = [
-    "CHECK_IDS",
-    "LOG_LINE",
-    "PATTERNS",
-    "LogKind",
-    "LogVerdict",
-    "classify",
-    "lines",
-    "unknown_id",
-]
+from convcheck.executorch_wheel.logs import LogMap
 
 MAP = LogMap(Path(__file__).with_name("log_map.json"))
 PATTERNS = MAP.patterns
